@@ -1,0 +1,259 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/urfave/cli/v2"
+)
+
+func entriesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "entries",
+		Usage: "routing entries (sessions.json or gateway_routing)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list routing entries with their state.db row and restart count",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "resume-pending", Usage: "only entries with resume_pending"},
+					&cli.BoolFlag{Name: "suspended", Usage: "only suspended entries"},
+					&cli.StringFlag{Name: "platform", Usage: "only entries of platform `P`"},
+					&cli.BoolFlag{Name: "stale", Usage: "only resume markers older than the 1 h freshness window"},
+					&cli.IntFlag{Name: "limit", Usage: "show at most `N` entries (0: all)"},
+				},
+				Action: runEntriesList,
+			},
+			{
+				Name:      "show",
+				Usage:     "show one entry, every field, with its row and lineage",
+				ArgsUsage: "KEY",
+				Action:    runEntriesShow,
+			},
+		},
+	}
+}
+
+// entryRow is one element of data.entries.
+type entryRow struct {
+	Key                string  `json:"key"`
+	SessionID          string  `json:"session_id"`
+	Platform           string  `json:"platform"`
+	ResumePending      bool    `json:"resume_pending"`
+	ResumeReason       *string `json:"resume_reason"`
+	LastResumeMarkedAt *string `json:"last_resume_marked_at"`
+	Suspended          bool    `json:"suspended"`
+	UpdatedAt          string  `json:"updated_at"`
+	Row                string  `json:"row"`
+	Tip                string  `json:"compression_tip,omitempty"`
+	RestartCount       *int64  `json:"restart_count"`
+	Skip               string  `json:"skipped_by_runtime,omitempty"`
+	Stale              bool    `json:"stale_marker"`
+}
+
+type entriesFilter struct {
+	resumePending, suspended, stale bool
+	platform                        string
+	limit                           int
+}
+
+func runEntriesList(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("entries list takes no arguments")
+	}
+	o, err := loadOptions(c, "entries list")
+	if err != nil {
+		return err
+	}
+	f := entriesFilter{c.Bool("resume-pending"), c.Bool("suspended"), c.Bool("stale"), c.String("platform"), c.Int("limit")}
+	if f.limit < 0 {
+		return usagef("--limit must be 0 or more")
+	}
+	return listEntries(c.Context, o, f)
+}
+
+func listEntries(ctx context.Context, o *options, f entriesFilter) error {
+	v, err := loadView(ctx, o, false)
+	if err != nil {
+		return err
+	}
+	defer v.close()
+	rows, err := v.loadRows(ctx)
+	if err != nil {
+		return err
+	}
+	list, total := filterEntries(v, rows, f)
+	findings := scopeFindings(v)
+	if o.json {
+		return emitJSON(o, newEnvelope(v, o, result{findings: findings, data: map[string]any{"entries": list, "total": total, "source": v.routingSrc}}))
+	}
+	if o.quiet {
+		return nil
+	}
+	printFindings(o, findings)
+	return printEntries(v, list, total)
+}
+
+func filterEntries(v *homeView, rows map[string]rowInfo, f entriesFilter) ([]entryRow, int) {
+	now := v.opts.clock.NaiveLocalMicros(time.Local)
+	list := []entryRow{}
+	total := 0
+	for _, e := range v.routing {
+		stale := e.ResumePending && markerAge(e, now) > freshnessWindowMicros
+		if (f.resumePending && !e.ResumePending) || (f.suspended && !e.Suspended) ||
+			(f.stale && !stale) || (f.platform != "" && e.Platform != f.platform) {
+			continue
+		}
+		total++
+		if f.limit > 0 && len(list) >= f.limit {
+			continue
+		}
+		list = append(list, makeEntryRow(v, rows, e, stale))
+	}
+	return list, total
+}
+
+func makeEntryRow(v *homeView, rows map[string]rowInfo, e *sessionsjson.Entry, stale bool) entryRow {
+	r := entryRow{
+		Key: e.Key, SessionID: e.SessionID, Platform: e.Platform,
+		ResumePending: e.ResumePending, ResumeReason: e.ResumeReason, Suspended: e.Suspended,
+		UpdatedAt: e.UpdatedAt.Raw, Row: rowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
+		Skip: e.Skip, Stale: stale,
+	}
+	if e.LastResumeMarkedAt != nil {
+		raw := e.LastResumeMarkedAt.Raw
+		r.LastResumeMarkedAt = &raw
+	}
+	if v.counts != nil {
+		if n, ok := v.counts.Int(e.Key); ok {
+			r.RestartCount = &n
+		}
+	}
+	return r
+}
+
+func printEntries(v *homeView, list []entryRow, total int) error {
+	o := v.opts
+	now := o.clock.NaiveLocalMicros(time.Local)
+	rows := make([][]string, 0, len(list))
+	for _, r := range list {
+		e := v.entry(r.Key)
+		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(r), relative(now, e.UpdatedAt.WallMicros()), rowLabel(r), countLabel(r.RestartCount)})
+	}
+	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), v.routingSrc)
+	if err := renderTable(o.stdout, []string{"KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"}, rows); err != nil {
+		return err
+	}
+	if len(list) < total {
+		fmt.Fprintf(o.stdout, "(%d more; raise --limit)\n", total-len(list))
+	}
+	return nil
+}
+
+func entryFlags(r entryRow) string {
+	s := ""
+	if r.Suspended {
+		s += "S"
+	}
+	if r.ResumePending {
+		s += "R"
+		if r.ResumeReason != nil {
+			s += "(" + *r.ResumeReason + ")"
+		}
+	}
+	if r.Stale {
+		s += " stale"
+	}
+	if r.Skip != "" {
+		s += "SKIPPED: " + r.Skip
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func rowLabel(r entryRow) string {
+	if r.Tip != "" {
+		return r.Row + " → " + r.Tip
+	}
+	return r.Row
+}
+
+func countLabel(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func runEntriesShow(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("entries show takes exactly one KEY")
+	}
+	o, err := loadOptions(c, "entries show")
+	if err != nil {
+		return err
+	}
+	return showEntry(c.Context, o, c.Args().First())
+}
+
+func showEntry(ctx context.Context, o *options, key string) error {
+	v, err := loadView(ctx, o, false)
+	if err != nil {
+		return err
+	}
+	defer v.close()
+	e := v.entry(key)
+	if e == nil {
+		return withCode(ExitData, fmt.Errorf("no routing entry %q in %s", key, v.routingSrc))
+	}
+	rows, err := v.loadRows(ctx)
+	if err != nil {
+		return err
+	}
+	lineage, err := v.lineage(ctx, e.SessionID)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"key": key, "entry": json.RawMessage(e.Raw()), "row": rowState(rows, e.SessionID),
+		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
+	if o.json {
+		return emitJSON(o, newEnvelope(v, o, result{data: data}))
+	}
+	if o.quiet {
+		return nil
+	}
+	return printEntry(o, e, rowState(rows, e.SessionID), lineage)
+}
+
+func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *lineageData) error {
+	fmt.Fprintf(o.stdout, "key  %s\n", e.Key)
+	if e.Skip != "" {
+		fmt.Fprintf(o.stdout, "SKIPPED by the runtime: %s\n", e.Skip)
+	}
+	rows := make([][]string, 0, len(e.Fields))
+	for _, f := range e.Fields {
+		rows = append(rows, []string{f.Name, string(f.Raw)})
+	}
+	if err := renderTable(o.stdout, []string{"FIELD", "VALUE"}, rows); err != nil {
+		return err
+	}
+	if len(e.UnknownFields) > 0 {
+		fmt.Fprintf(o.stdout, "unknown fields (kept by sessionctl, dropped by the runtime's next save): %v\n", e.UnknownFields)
+	}
+	fmt.Fprintf(o.stdout, "row  %s\n", row)
+	return printLineage(o, lineage)
+}

@@ -1,0 +1,169 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Finding is one health-check result (the contract's {check, severity, subject, message}).
+type Finding struct {
+	Check    string `json:"check"`
+	Severity string `json:"severity"`
+	Subject  string `json:"subject"`
+	Message  string `json:"message"`
+}
+
+// Severities of findings, from worst to mildest.
+const (
+	sevError = "error"
+	sevWarn  = "warn"
+	sevInfo  = "info"
+)
+
+// Change is one changed field, entry, row or file (the contract's {store, target, op, before, after}).
+type Change struct {
+	Store  string `json:"store"`
+	Target string `json:"target"`
+	Op     string `json:"op"`
+	Before any    `json:"before"`
+	After  any    `json:"after"`
+}
+
+// envelope is the one JSON document printed by --json.
+type envelope struct {
+	Command        string            `json:"command"`
+	Home           string            `json:"home"`
+	Paths          map[string]string `json:"paths"`
+	Now            string            `json:"now"`
+	NowUnix        float64           `json:"now_unix"`
+	GatewayRunning bool              `json:"gateway_running"`
+	Gateway        any               `json:"gateway"`
+	Storage        string            `json:"storage"`
+	Generation     string            `json:"generation"`
+	SchemaVersion  *int              `json:"schema_version"`
+	SchemaKnown    bool              `json:"schema_known"`
+	Applied        bool              `json:"applied"`
+	Findings       []Finding         `json:"findings"`
+	Changes        []Change          `json:"changes"`
+	Journal        *string           `json:"journal"`
+	ExitCode       int               `json:"exit_code"`
+	Data           any               `json:"data"`
+}
+
+// result is what a command hands to the printer.
+type result struct {
+	applied  bool
+	findings []Finding
+	changes  []Change
+	journal  string
+	exitCode int
+	data     any
+}
+
+func newEnvelope(v *homeView, o *options, r result) envelope {
+	env := envelope{
+		Command:  o.command,
+		Home:     o.home.Dir,
+		Paths:    homePaths(o),
+		Now:      formatInstant(o.clock.UnixMicros),
+		NowUnix:  o.clock.Unix,
+		Applied:  r.applied,
+		Findings: nonNil(r.findings),
+		Changes:  nonNilChanges(r.changes),
+		ExitCode: r.exitCode,
+		Data:     r.data,
+	}
+	if r.journal != "" {
+		env.Journal = &r.journal
+	}
+	if v != nil {
+		env.GatewayRunning = v.gateway.Running
+		env.Gateway = v.gateway
+		env.Storage = v.storage
+		env.Generation = string(v.gen)
+		if v.db != nil {
+			ver := v.schema.Version
+			env.SchemaVersion = &ver
+			env.SchemaKnown = v.schema.Known
+		}
+	}
+	return env
+}
+
+func homePaths(o *options) map[string]string {
+	h := o.home
+	return map[string]string{
+		"home":                   h.Dir,
+		"root":                   h.Root,
+		"profile":                h.Profile,
+		"sessions_json":          h.SessionsJSON(),
+		"state_db":               h.StateDB(),
+		"restart_failure_counts": h.CountsFile(),
+		"clean_shutdown":         h.CleanShutdownFile(),
+		"gateway_lock":           h.GatewayLockFile(),
+		"gateway_pid":            h.PIDFile(),
+	}
+}
+
+func nonNil(f []Finding) []Finding {
+	if f == nil {
+		return []Finding{}
+	}
+	return f
+}
+
+func nonNilChanges(c []Change) []Change {
+	if c == nil {
+		return []Change{}
+	}
+	return c
+}
+
+// emitJSON writes the envelope as one indented JSON document.
+func emitJSON(o *options, env envelope) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(env); err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	_, err := o.stdout.Write(buf.Bytes())
+	return err
+}
+
+// formatInstant renders Unix microseconds as RFC 3339 UTC with microseconds.
+func formatInstant(micros int64) string {
+	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// unixToRFC3339 renders a state.db REAL timestamp for JSON output.
+func unixToRFC3339(sec float64) string {
+	whole, frac := math.Modf(sec)
+	return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1000).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// relative renders an age like "3d ago" or "in 2m".
+func relative(nowMicros, thenMicros int64) string {
+	d := time.Duration(nowMicros-thenMicros) * time.Microsecond
+	if d < 0 {
+		return "in " + shortDuration(-d)
+	}
+	return shortDuration(d) + " ago"
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1fh", d.Hours())
+	default:
+		return fmt.Sprintf("%.1fd", d.Hours()/24)
+	}
+}

@@ -1,0 +1,116 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/urfave/cli/v2"
+)
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "home", Usage: "the Hermes home (default: $HERMES_HOME, else ~/.hermes)"},
+		&cli.StringFlag{Name: "profile", Usage: "use `NAME`'s profile home (<root>/profiles/NAME; default = the root)"},
+		&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON document (the envelope) on stdout"},
+		&cli.StringFlag{Name: "now", Usage: "evaluate time rules as of `TIME` (RFC 3339 or Unix seconds) and stamp writes with it"},
+		&cli.BoolFlag{Name: "no-color", Usage: "plain output"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "nothing on stdout when all is well"},
+	}
+}
+
+// options are the global flags, resolved once per command.
+type options struct {
+	home    sessionsjson.Home
+	clock   sessionsjson.Clock
+	json    bool
+	quiet   bool
+	color   bool
+	stdout  io.Writer
+	stderr  io.Writer
+	command string
+}
+
+// loadOptions resolves the global flags of the running command.
+func loadOptions(c *cli.Context, command string) (*options, error) {
+	root := c.Lineage()[len(c.Lineage())-1]
+	home, err := sessionsjson.ResolveHome(sessionsjson.HomeOptions{
+		Home:        root.String("home"),
+		Profile:     root.String("profile"),
+		Getenv:      os.Getenv,
+		UserHomeDir: userHomeDir(),
+	})
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("resolve home: %w", err))
+	}
+	clock, err := parseClock(root.String("now"))
+	if err != nil {
+		return nil, err
+	}
+	return &options{
+		home:    home,
+		clock:   clock,
+		json:    root.Bool("json"),
+		quiet:   root.Bool("quiet"),
+		color:   useColor(root.Bool("no-color"), c.App.Writer),
+		stdout:  c.App.Writer,
+		stderr:  c.App.ErrWriter,
+		command: command,
+	}, nil
+}
+
+func userHomeDir() string {
+	dir, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+func parseClock(value string) (sessionsjson.Clock, error) {
+	if value == "" {
+		return sessionsjson.ClockFromTime(time.Now()), nil
+	}
+	clock, err := sessionsjson.ParseNow(value)
+	if err != nil {
+		return clock, usagef("--now %q: %v", value, err)
+	}
+	return clock, nil
+}
+
+// useColor reports whether colour is wanted: never with --no-color or NO_COLOR, and only
+// when stdout is a terminal.
+func useColor(noColor bool, w io.Writer) bool {
+	if noColor || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// paint colours s with attrs when colour is on.
+func (o *options) paint(s string, attrs ...color.Attribute) string {
+	if !o.color {
+		return s
+	}
+	c := color.New(attrs...)
+	c.EnableColor()
+	return c.Sprint(s)
+}
+
+// println prints a human line on stdout unless --json or --quiet suppress it.
+func (o *options) println(format string, a ...any) {
+	if o.json || o.quiet {
+		return
+	}
+	fmt.Fprintf(o.stdout, format+"\n", a...)
+}
+
+// warn prints a one-line warning on stderr (never suppressed).
+func (o *options) warn(format string, a ...any) {
+	fmt.Fprintf(o.stderr, "sessionctl: warning: "+format+"\n", a...)
+}

@@ -1,0 +1,224 @@
+package commands
+
+import (
+	"sort"
+	"strings"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+	"github.com/urfave/cli/v2"
+)
+
+// errUndoConflict refuses an undo whose targets changed since the journal was written.
+var errUndoConflict = errors.New("the data changed since this journal was written")
+
+func undoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "undo",
+		Usage:     "restore the before-images of an applied change from its journal",
+		ArgsUsage: "JOURNAL",
+		Flags:     repairFlags(),
+		Action:    runUndo,
+	}
+}
+
+func runUndo(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("undo takes exactly one JOURNAL path")
+	}
+	j, err := readJournal(c.Args().First())
+	if err != nil {
+		return err
+	}
+	r, err := startRepair(c, "undo")
+	if err != nil {
+		return err
+	}
+	defer r.finish()
+	if j.Home != r.o.home.Dir {
+		return withCode(ExitRefused, fmt.Errorf("journal belongs to home %s, not %s", j.Home, r.o.home.Dir))
+	}
+	inv := j.inverse()
+	res := result{changes: inv.changes()}
+	if err := inv.verify(c.Context, r); err != nil {
+		return err
+	}
+	if !r.apply {
+		return r.report(res)
+	}
+	if len(inv.Routing) > 0 {
+		if err := r.checkRoutingWritable(); err != nil {
+			return err
+		}
+	} else if err := r.checkWritable(); err != nil {
+		return err
+	}
+	path, err := writeJournal(r.o, inv)
+	if err != nil {
+		return withCode(ExitWrite, err)
+	}
+	if err := inv.restore(c.Context, r); err != nil {
+		return err
+	}
+	res.applied, res.journal = true, path
+	return r.report(res)
+}
+
+// inverse swaps before and after images: applying the inverse undoes the journal.
+func (j *journal) inverse() *journal {
+	inv := &journal{Storage: j.Storage, Generation: j.Generation, Scope: j.Scope}
+	for _, e := range j.Routing {
+		inv.Routing = append(inv.Routing, entryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before})
+	}
+	for _, f := range j.Files {
+		inv.Files = append(inv.Files, fileImage{Path: f.Path, Before: f.After, After: f.Before})
+	}
+	for _, row := range j.Rows {
+		inv.Rows = append(inv.Rows, statedb.RowChange{Table: row.Table, Key: row.Key, Before: row.After, After: row.Before})
+	}
+	return inv
+}
+
+func (j *journal) changes() []Change {
+	var out []Change
+	for _, e := range j.Routing {
+		out = append(out, Change{Store: e.Store, Target: e.Key, Op: "restore entry", Before: e.Before, After: e.After})
+	}
+	for _, f := range j.Files {
+		out = append(out, Change{Store: "file", Target: f.Path, Op: "restore file", Before: bytesOrNil(f.Before), After: bytesOrNil(f.After)})
+	}
+	for _, row := range j.Rows {
+		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: "restore row", Before: row.Before, After: row.After})
+	}
+	return out
+}
+
+// verify checks that every target still holds the "before" image of the inverse (the
+// journal's after-image); any difference refuses the undo with exit 3.
+func (j *journal) verify(ctx context.Context, r *repairRun) error {
+	for _, e := range j.Routing {
+		cur := currentEntryRaw(r.v, e.Store, e.Key)
+		if !sameJSON(cur, e.Before) {
+			return withCode(ExitRefused, fmt.Errorf("%w: entry %q in %s", errUndoConflict, e.Key, e.Store))
+		}
+	}
+	for _, f := range j.Files {
+		cur, err := os.ReadFile(f.Path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return withCode(ExitData, fmt.Errorf("read %s: %w", f.Path, err))
+		}
+		if exists != (f.Before != nil) || (exists && !bytes.Equal(cur, *f.Before)) {
+			return withCode(ExitRefused, fmt.Errorf("%w: file %s", errUndoConflict, f.Path))
+		}
+	}
+	return nil
+}
+
+func currentEntryRaw(v *homeView, store, key string) json.RawMessage {
+	var e *sessionsjson.Entry
+	if store == "sessions.json" && v.routingSrc == "gateway_routing" {
+		if v.doc != nil {
+			e = v.doc.Entry(key)
+		}
+	} else {
+		e = v.entry(key)
+	}
+	if e == nil {
+		return nil
+	}
+	return e.Raw()
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// restore applies the inverse journal: rows first (one transaction, verified inside it),
+// then routing entries, then files.
+func (j *journal) restore(ctx context.Context, r *repairRun) error {
+	if len(j.Rows) > 0 {
+		if err := restoreRows(ctx, r, j.Rows); err != nil {
+			return err
+		}
+	}
+	if err := j.restoreRouting(ctx, r); err != nil {
+		return err
+	}
+	for _, f := range j.Files {
+		if err := writeImage(f.Path, f.After); err != nil {
+			return withCode(ExitWrite, err)
+		}
+	}
+	return nil
+}
+
+func restoreRows(ctx context.Context, r *repairRun, changes []statedb.RowChange) error {
+	rows := make([]statedb.RowRestore, 0, len(changes))
+	for _, c := range changes {
+		rows = append(rows, statedb.RowRestore{Table: c.Table, Key: c.Key, Expected: c.Before, Desired: c.After})
+	}
+	db, err := statedb.OpenWrite(ctx, r.o.home.StateDB())
+	if err != nil {
+		return withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
+	}
+	defer db.Close()
+	if _, err := db.RestoreRows(ctx, rows); err != nil {
+		if errors.Is(err, statedb.ErrConflict) {
+			return withCode(ExitRefused, fmt.Errorf("%w: %v", errUndoConflict, err))
+		}
+		return withCode(ExitWrite, fmt.Errorf("restore rows: %w (rolled back)", err))
+	}
+	return nil
+}
+
+func (j *journal) restoreRouting(ctx context.Context, r *repairRun) error {
+	v := r.v
+	a := &routingApplier{r: r}
+	for _, img := range j.Routing {
+		before, err := sessionsjson.DecodeEntry(img.Key, img.Before, v.rules)
+		if err != nil {
+			return withCode(ExitData, fmt.Errorf("journal entry %q: %w", img.Key, err))
+		}
+		after, err := sessionsjson.DecodeEntry(img.Key, img.After, v.rules)
+		if err != nil {
+			return withCode(ExitData, fmt.Errorf("journal entry %q: %w", img.Key, err))
+		}
+		pe := plannedEntry{key: img.Key, before: before, after: after}
+		if img.Store == "sessions.json" && v.routingSrc == "gateway_routing" {
+			a.mirror = append(a.mirror, pe)
+		} else {
+			a.primary = append(a.primary, pe)
+		}
+	}
+	if len(a.primary) == 0 && len(a.mirror) == 0 {
+		return nil
+	}
+	return a.apply(ctx, routingPlan{})
+}
+
+func describeKey(key map[string]statedb.Value) string {
+	parts := make([]string, 0, len(key))
+	for k, v := range key {
+		data, _ := v.MarshalJSON()
+		parts = append(parts, k+"="+string(data))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

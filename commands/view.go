@@ -1,0 +1,229 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// Storage models of the routing index.
+const (
+	storageJSON = "json-primary"
+	storageDB   = "db-primary"
+)
+
+// homeView is everything a command reads from one home, read-only.
+type homeView struct {
+	opts    *options
+	gateway sessionsjson.GatewayStatus
+
+	db     *statedb.DB // nil when the home has no state.db
+	schema statedb.Schema
+
+	gen     sessionsjson.Generation
+	rules   sessionsjson.Rules
+	storage string
+	scope   string // resolved sessions dir: the gateway_routing scope of this home
+
+	doc        *sessionsjson.Document // nil when sessions.json is absent
+	docErr     error                  // set instead of failing when loading tolerantly
+	asciiOnly  bool
+	routing    []*sessionsjson.Entry // the primary routing index, in order
+	routingSrc string
+	mirror     []*sessionsjson.Entry // db-primary: the sessions.json mirror
+	foreign    map[string]int        // db-primary: rows per other scope
+	counts     *sessionsjson.Counts  // nil when absent or unparseable
+	countsErr  error
+	countsRaw  bool // the counts file exists
+	countsData []byte
+	cleanShut  bool
+}
+
+// loadView opens the home read-only. With tolerant set, an unreadable sessions.json or
+// counts file is recorded on the view (for check) instead of failing the command.
+func loadView(ctx context.Context, o *options, tolerant bool) (*homeView, error) {
+	if err := o.home.Validate(); err != nil {
+		return nil, fmt.Errorf("home %s: %w", o.home.Dir, err)
+	}
+	v := &homeView{opts: o, gateway: sessionsjson.DetectGateway(o.home)}
+	scope, err := sessionsjson.ResolvedSessionsDir(o.home)
+	if err != nil {
+		return nil, fmt.Errorf("resolve sessions dir: %w", err)
+	}
+	v.scope = scope
+	if err := v.openDB(ctx); err != nil {
+		return nil, err
+	}
+	if err := v.loadSessionsJSON(); err != nil {
+		if !tolerant {
+			v.close()
+			return nil, err
+		}
+		v.docErr = err
+	}
+	if err := v.loadRouting(ctx); err != nil {
+		v.close()
+		return nil, err
+	}
+	v.loadCounts()
+	v.cleanShut = fileExists(o.home.CleanShutdownFile())
+	return v, nil
+}
+
+func (v *homeView) close() {
+	if v.db != nil {
+		_ = v.db.Close()
+	}
+}
+
+func (v *homeView) openDB(ctx context.Context) error {
+	path := v.opts.home.StateDB()
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		v.gen = sessionsjson.GenUnknown
+		return nil
+	}
+	db, err := statedb.OpenReadOnly(ctx, path)
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	v.db = db
+	v.schema = db.Schema()
+	v.gen = sessionsjson.GenerationForSchema(v.schema.Version)
+	return nil
+}
+
+func (v *homeView) loadSessionsJSON() error {
+	path := v.opts.home.SessionsJSON()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		v.settleRules(nil)
+		return nil
+	}
+	if err != nil {
+		v.settleRules(nil)
+		return fmt.Errorf("read %s: %w", path, wrapReadError(err))
+	}
+	v.asciiOnly = sessionsjson.DetectASCIIOnly(data)
+	v.settleRules(data)
+	doc, err := sessionsjson.Decode(data, v.rules)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	v.doc = doc
+	return nil
+}
+
+// settleRules picks the generation's rules; without a state.db the _README text decides.
+func (v *homeView) settleRules(data []byte) {
+	if v.gen == sessionsjson.GenUnknown && data != nil {
+		v.gen = sessionsjson.GenerationFromREADME(readmeText(data))
+	}
+	v.rules = sessionsjson.RulesFor(v.gen)
+}
+
+func (v *homeView) loadRouting(ctx context.Context) error {
+	v.storage = storageJSON
+	v.routingSrc = "sessions.json"
+	if v.doc != nil {
+		v.routing = v.doc.Entries()
+	}
+	if v.db == nil || !v.schema.HasGatewayRouting {
+		return nil
+	}
+	v.storage = storageDB
+	scopes, err := v.db.RoutingScopes(ctx)
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	v.foreign = scopes
+	delete(v.foreign, v.scope)
+	if scopes[v.scope] == 0 && len(v.foreign) == 0 {
+		v.routingSrc = "sessions.json (no gateway_routing rows yet: imported at the next gateway start)"
+		return nil
+	}
+	if _, ok := scopes[v.scope]; !ok {
+		v.routingSrc = "none for this home (gateway_routing rows belong to another scope)"
+		v.mirror, v.routing = v.routing, nil
+		return nil
+	}
+	return v.loadRoutingRows(ctx)
+}
+
+func (v *homeView) loadRoutingRows(ctx context.Context) error {
+	rows, err := v.db.RoutingRows(ctx, v.scope)
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	v.mirror = v.routing
+	v.routing = make([]*sessionsjson.Entry, 0, len(rows))
+	for _, r := range rows {
+		e, err := sessionsjson.DecodeEntry(r.Key, []byte(r.EntryJSON), v.rules)
+		if err != nil {
+			return fmt.Errorf("gateway_routing row %q: %w", r.Key, err)
+		}
+		v.routing = append(v.routing, e)
+	}
+	v.routingSrc = "gateway_routing"
+	return nil
+}
+
+func (v *homeView) loadCounts() {
+	data, err := os.ReadFile(v.opts.home.CountsFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	v.countsRaw = true
+	if err != nil {
+		v.countsErr = err
+		return
+	}
+	v.countsData = data
+	v.counts, v.countsErr = sessionsjson.DecodeCounts(data)
+}
+
+// entry returns the primary routing entry for key, or nil.
+func (v *homeView) entry(key string) *sessionsjson.Entry {
+	for _, e := range v.routing {
+		if e.Key == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// loaded reports the routing entries the runtime would load (skipped ones excluded).
+func (v *homeView) loaded() []*sessionsjson.Entry {
+	out := make([]*sessionsjson.Entry, 0, len(v.routing))
+	for _, e := range v.routing {
+		if e.Skip == "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func wrapReadError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "is a directory" {
+		return fmt.Errorf("is a directory, not a file: %w", sessionsjson.ErrCorrupt)
+	}
+	return err
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func relToHome(o *options, path string) string {
+	if rel, err := filepath.Rel(o.home.Dir, path); err == nil {
+		return rel
+	}
+	return path
+}

@@ -1,0 +1,344 @@
+package sessionsjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// maxDepth mirrors CPython's default recursion limit: deeper nesting makes json.load raise
+// RecursionError, so the runtime fails to load the file.
+const maxDepth = 1000
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// scanner is a strict, allocation-light JSON validator over a byte slice. It accepts exactly
+// what Python's json module accepts in strict mode, except NaN/Infinity (rejected).
+type scanner struct {
+	data  []byte
+	pos   int
+	depth int
+}
+
+func (s *scanner) errorf(format string, args ...any) error {
+	return fmt.Errorf("invalid JSON at byte %d: %s: %w", s.pos, fmt.Sprintf(format, args...), ErrCorrupt)
+}
+
+func (s *scanner) ws() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) peek() byte {
+	if s.pos < len(s.data) {
+		return s.data[s.pos]
+	}
+	return 0
+}
+
+func (s *scanner) expect(c byte) error {
+	s.ws()
+	if s.peek() != c {
+		return s.unexpected(fmt.Sprintf("expected %q", c))
+	}
+	s.pos++
+	return nil
+}
+
+func (s *scanner) unexpected(what string) error {
+	if s.pos >= len(s.data) {
+		return s.errorf("unexpected end of data, %s", what)
+	}
+	return s.errorf("unexpected %q, %s", s.data[s.pos], what)
+}
+
+// value skips one JSON value starting after optional whitespace and returns its range.
+func (s *scanner) value() (start, end int, err error) {
+	s.ws()
+	start = s.pos
+	switch c := s.peek(); {
+	case c == '"':
+		err = s.str()
+	case c == '{':
+		err = s.container('}', true)
+	case c == '[':
+		err = s.container(']', false)
+	case c == '-' || c >= '0' && c <= '9':
+		err = s.number()
+	case c == 't':
+		err = s.literal("true")
+	case c == 'f':
+		err = s.literal("false")
+	case c == 'n':
+		err = s.literal("null")
+	default:
+		err = s.unexpected("expected a value")
+	}
+	return start, s.pos, err
+}
+
+func (s *scanner) literal(word string) error {
+	if !bytes.HasPrefix(s.data[s.pos:], []byte(word)) {
+		return s.unexpected("expected a value")
+	}
+	s.pos += len(word)
+	return nil
+}
+
+func (s *scanner) digits() int {
+	n := 0
+	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+		s.pos++
+		n++
+	}
+	return n
+}
+
+func (s *scanner) number() error {
+	if s.peek() == '-' {
+		s.pos++
+	}
+	switch c := s.peek(); {
+	case c == '0':
+		s.pos++
+	case c >= '1' && c <= '9':
+		s.digits()
+	default:
+		return s.unexpected("expected a digit")
+	}
+	if s.peek() == '.' {
+		s.pos++
+		if s.digits() == 0 {
+			return s.unexpected("expected a digit")
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.pos++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.pos++
+		}
+		if s.digits() == 0 {
+			return s.unexpected("expected a digit")
+		}
+	}
+	return nil
+}
+
+// str skips a string starting at its opening quote.
+func (s *scanner) str() error {
+	s.pos++
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return nil
+		case c == '\\':
+			if err := s.escape(); err != nil {
+				return err
+			}
+		case c < 0x20:
+			return s.errorf("control character in string")
+		default:
+			s.pos++
+		}
+	}
+	return s.errorf("unterminated string")
+}
+
+func (s *scanner) escape() error {
+	s.pos++
+	switch s.peek() {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.pos++
+		return nil
+	case 'u':
+		if s.pos+5 > len(s.data) || !isHex4(s.data[s.pos+1:s.pos+5]) {
+			return s.errorf("invalid \\u escape")
+		}
+		s.pos += 5
+		return nil
+	}
+	return s.errorf("invalid escape")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if hexVal(c) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// container skips an object or array starting at its opening bracket.
+func (s *scanner) container(closer byte, object bool) error {
+	return s.members(closer, object, nil)
+}
+
+// members walks an object or array starting at its opening bracket. For objects, visit is
+// called with the raw key and the value range of every member.
+func (s *scanner) members(closer byte, object bool, visit func(key []byte, start, end int)) error {
+	s.depth++
+	if s.depth > maxDepth {
+		return s.errorf("nesting deeper than %d", maxDepth)
+	}
+	s.pos++
+	s.ws()
+	if s.peek() == closer {
+		s.pos++
+		s.depth--
+		return nil
+	}
+	for {
+		var key []byte
+		if object {
+			k, err := s.key()
+			if err != nil {
+				return err
+			}
+			key = k
+		}
+		start, end, err := s.value()
+		if err != nil {
+			return err
+		}
+		if visit != nil {
+			visit(key, start, end)
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case closer:
+			s.pos++
+			s.depth--
+			return nil
+		default:
+			return s.unexpected(fmt.Sprintf("expected ',' or %q", closer))
+		}
+	}
+}
+
+// key reads `"key" :` and returns the raw key including quotes.
+func (s *scanner) key() ([]byte, error) {
+	s.ws()
+	if s.peek() != '"' {
+		return nil, s.unexpected("expected a string key")
+	}
+	start := s.pos
+	if err := s.str(); err != nil {
+		return nil, err
+	}
+	k := s.data[start:s.pos]
+	return k, s.expect(':')
+}
+
+// end checks that only whitespace follows.
+func (s *scanner) end() error {
+	s.ws()
+	if s.pos != len(s.data) {
+		return s.errorf("extra data after the JSON value")
+	}
+	return nil
+}
+
+// checkText rejects what Python's strict UTF-8 text read rejects before json parsing.
+func checkText(data []byte) error {
+	if bytes.HasPrefix(data, utf8BOM) {
+		return fmt.Errorf("starts with a UTF-8 BOM: %w", ErrCorrupt)
+	}
+	if !utf8.Valid(data) {
+		return fmt.Errorf("not valid UTF-8 (at byte %d): %w", invalidUTF8At(data), ErrCorrupt)
+	}
+	return nil
+}
+
+func invalidUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
+}
+
+// validJSON validates one complete JSON text (no BOM, UTF-8, nothing after the value).
+func validJSON(data []byte) error {
+	if err := checkText(data); err != nil {
+		return err
+	}
+	s := scanner{data: data}
+	if _, _, err := s.value(); err != nil {
+		return err
+	}
+	return s.end()
+}
+
+// topLevelKind names the JSON type of a valid value for error messages.
+func topLevelKind(raw []byte) string {
+	switch raw[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// objectFields returns the members of a valid raw JSON object in file order (duplicates kept).
+func objectFields(raw []byte) []Field {
+	var out []Field
+	s := scanner{data: raw}
+	s.ws()
+	_ = s.members('}', true, func(k []byte, start, end int) {
+		out = append(out, Field{Name: decodeString(k), Raw: json.RawMessage(raw[start:end])})
+	})
+	return out
+}
+
+// arrayItems returns the items of a valid raw JSON array.
+func arrayItems(raw []byte) [][]byte {
+	var out [][]byte
+	s := scanner{data: raw}
+	s.ws()
+	s.pos++
+	s.ws()
+	if s.peek() == ']' {
+		return nil
+	}
+	for {
+		start, end, _ := s.value()
+		out = append(out, raw[start:end])
+		s.ws()
+		if s.peek() != ',' {
+			return out
+		}
+		s.pos++
+	}
+}

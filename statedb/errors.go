@@ -1,0 +1,71 @@
+package statedb
+
+import (
+	"errors"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// Sentinel errors. Every error returned by this package that matches one of them wraps it, so
+// callers test with errors.Is.
+var (
+	// ErrNotFound reports a missing state.db file or a session id with no row.
+	ErrNotFound = errors.New("not found")
+	// ErrCorrupt reports a file that is not a readable Hermes state.db.
+	ErrCorrupt = errors.New("corrupt or not a Hermes state.db")
+	// ErrUnsupportedSchema reports a write refused because the schema is newer than this
+	// package knows, or lacks a table or column the operation needs.
+	ErrUnsupportedSchema = errors.New("unsupported schema")
+	// ErrAmbiguous reports an id prefix that matches more than one session.
+	ErrAmbiguous = errors.New("ambiguous session id prefix")
+	// ErrConflict reports a restore whose rows no longer hold the expected values.
+	ErrConflict = errors.New("rows changed since the change was recorded")
+	// ErrBusy reports a write that could not take the database write lock after every retry.
+	ErrBusy = errors.New("database stayed locked")
+	// ErrReadOnly reports a write attempted through a handle opened with OpenReadOnly.
+	ErrReadOnly = errors.New("database opened read-only")
+)
+
+// SQLite primary result codes used for classification.
+const (
+	codeBusy    = 5
+	codeLocked  = 6
+	codeCorrupt = 11
+	codeNotADB  = 26
+)
+
+// sqliteCode returns the primary SQLite result code carried by err, or 0.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// isBusy reports whether err is an SQLite error the runtime retries: SQLITE_BUSY,
+// SQLITE_LOCKED, or a message saying "locked" or "busy". Errors that do not come from SQLite
+// are never retried.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case codeBusy, codeLocked:
+		return true
+	}
+	msg := strings.ToLower(se.Error())
+	return strings.Contains(msg, "locked") || strings.Contains(msg, "busy")
+}
+
+// isCorrupt reports whether err says the file is damaged or not a database.
+func isCorrupt(err error) bool {
+	switch sqliteCode(err) {
+	case codeCorrupt, codeNotADB:
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database")
+}

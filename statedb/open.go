@@ -1,0 +1,148 @@
+// Package statedb reads and repairs the Hermes Agent runtime's SQLite state.db the way the
+// Python runtime does: read-only inspection, session reads, compression tips, gateway routing
+// rows, and the runtime's two latched repairs (finalize orphaned compression continuations,
+// prune empty TUI ghosts), each with before/after row images that RestoreRows can undo.
+//
+// The package never creates a database, never changes its journal mode, never VACUUMs and
+// never runs schema migrations.
+package statedb
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// sqliteHeader is the magic string every SQLite 3 database file starts with.
+const sqliteHeader = "SQLite format 3\x00"
+
+// Busy timeouts in milliseconds: 5 s for readers (S30 read pool), 1 s for the writer (runtime).
+const (
+	readBusyTimeoutMS  = 5000
+	writeBusyTimeoutMS = 1000
+)
+
+// DB is an open state.db. It holds a single connection; it is safe for use by one goroutine
+// at a time per operation, like database/sql with one connection.
+type DB struct {
+	sql      *sql.DB
+	path     string
+	writable bool
+	schema   Schema
+}
+
+// OpenReadOnly opens path read-only (mode=ro) and inspects its schema. A missing file yields
+// ErrNotFound and is never created; a directory, an empty file, a file without the SQLite
+// header, an unreadable database or one without a schema_version row yields ErrCorrupt.
+func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, false)
+}
+
+// OpenWrite opens path read-write (mode=rw, never creating it) with foreign keys on, a 1 s
+// busy timeout and BEGIN IMMEDIATE transactions, and inspects its schema. It never changes
+// the journal mode. Errors are classified as for OpenReadOnly.
+func OpenWrite(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, true)
+}
+
+func open(ctx context.Context, path string, write bool) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state.db %s: %w", path, err)
+	}
+	if err := checkFile(abs); err != nil {
+		return nil, fmt.Errorf("state.db %s: %w", path, err)
+	}
+	sqldb, err := sql.Open("sqlite", dsn(abs, write))
+	if err != nil {
+		return nil, fmt.Errorf("open state.db %s: %w", path, err)
+	}
+	sqldb.SetMaxOpenConns(1)
+	db := &DB{sql: sqldb, path: abs, writable: write}
+	if db.schema, err = inspect(ctx, sqldb); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("open state.db %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// checkFile verifies, without any SQLite connection, that path is a non-empty regular file
+// starting with the SQLite header.
+func checkFile(path string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no such file: %w", ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file: %w", ErrCorrupt)
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("empty file: %w", ErrCorrupt)
+	}
+	head, err := readHead(path, len(sqliteHeader))
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(head, []byte(sqliteHeader)) {
+		return fmt.Errorf("missing SQLite header: %w", ErrCorrupt)
+	}
+	return nil
+}
+
+// readHead returns up to n leading bytes of path. It runs before any SQLite connection to the
+// file exists, so closing the descriptor cannot drop SQLite's POSIX locks.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	got, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:got], nil
+}
+
+// dsn builds a file: URI so that SQLite honours mode=ro/rw (a plain path would be created).
+func dsn(abs string, write bool) string {
+	q := url.Values{}
+	if write {
+		q.Set("mode", "rw")
+		q.Set("_txlock", "immediate")
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", writeBusyTimeoutMS))
+		q.Add("_pragma", "foreign_keys(1)")
+	} else {
+		q.Set("mode", "ro")
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", readBusyTimeoutMS))
+	}
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+}
+
+// Close closes the connection.
+func (db *DB) Close() error {
+	return db.sql.Close()
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string {
+	return db.path
+}
+
+// Schema returns what Inspect found when the database was opened.
+func (db *DB) Schema() Schema {
+	return db.schema
+}

@@ -1,0 +1,310 @@
+package statedb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// DefaultGhostMinAge is the runtime's ghost-prune cutoff: 24 hours, in seconds.
+const DefaultGhostMinAge = 86400.0
+
+// ghostPredicate is prune_empty_ghost_sessions' WHERE clause (statedb.md §5.17); its one
+// argument is the cutoff.
+const ghostPredicate = `sessions.source = 'tui'
+	AND sessions.title IS NULL
+	AND sessions.ended_at IS NOT NULL
+	AND sessions.started_at < ?
+	AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`
+
+// Ghost is an empty TUI session the ghost prune would delete. A ghost with ChildIDs is kept
+// by PruneGhosts (the runtime's DELETE would fail on the foreign key).
+type Ghost struct {
+	Session
+	ChildIDs []string
+}
+
+// PruneResult reports a PruneGhosts run.
+type PruneResult struct {
+	Deleted []string    // session ids deleted
+	Changes []RowChange // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
+	Kept    []string    // matching ghosts kept because rows still name them as parent
+	Skipped []string    // requested ids that no longer match the predicate
+	Latch   RowChange   // state_meta ghost_session_prune_v1
+	Stats   TxStats
+}
+
+// GhostCandidates lists the sessions prune_empty_ghost_sessions would delete at now, with
+// cutoff = now - minAge compared strictly (started_at < cutoff), oldest first, each with the
+// ids of its children.
+func (db *DB) GhostCandidates(ctx context.Context, now, minAge float64) ([]Ghost, error) {
+	if err := db.requireSessionColumns("ghost candidates", "title"); err != nil {
+		return nil, err
+	}
+	sessions, err := db.querySessions(ctx, db.sql, db.ghostCandidatesQuery(), now-minAge)
+	if err != nil {
+		return nil, classify("ghost candidates", err, false)
+	}
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.ID
+	}
+	children, err := childIDs(ctx, db.sql, ids)
+	if err != nil {
+		return nil, classify("ghost candidates", err, false)
+	}
+	out := make([]Ghost, len(sessions))
+	for i, s := range sessions {
+		out[i] = Ghost{Session: s, ChildIDs: children[s.ID]}
+	}
+	return out, nil
+}
+
+// ghostCandidatesQuery returns the candidate query; its one argument is the cutoff.
+func (db *DB) ghostCandidatesQuery() string {
+	return "SELECT " + db.sessionColumns("sessions") + " FROM sessions WHERE " + ghostPredicate +
+		" ORDER BY sessions.started_at, sessions.id"
+}
+
+// childIDs maps each of ids to the ids of its children (oldest first).
+func childIDs(ctx context.Context, q querier, ids []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, chunk := range chunks(ids) {
+		rows, err := q.QueryContext(ctx, "SELECT parent_session_id, id FROM sessions WHERE parent_session_id IN ("+
+			placeholders(len(chunk))+") ORDER BY started_at, id", stringArgs(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		err = collectPairs(rows, out)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func collectPairs(rows *sql.Rows, out map[string][]string) error {
+	defer rows.Close()
+	for rows.Next() {
+		var parent, child string
+		if err := rows.Scan(&parent, &child); err != nil {
+			return err
+		}
+		out[parent] = append(out[parent], child)
+	}
+	return rows.Err()
+}
+
+// PruneGhosts deletes the given ghost sessions in one BEGIN IMMEDIATE transaction. Inside it
+// every id is re-checked against the runtime predicate (cutoff = now - minAge); a ghost that
+// rows outside the deleted set still name as parent is kept. Before images are captured for
+// every deleted sessions row and for every row of another table that an ON DELETE action
+// removes or changes. The latch ghost_session_prune_v1 is set to '1'. Transcript files are
+// not touched (see TranscriptFiles).
+func (db *DB) PruneGhosts(ctx context.Context, ids []string, now, minAge float64) (PruneResult, error) {
+	const op = "prune ghosts"
+	if err := db.requireWrite(op); err != nil {
+		return PruneResult{}, err
+	}
+	if err := db.requireSessionColumns(op, "title"); err != nil {
+		return PruneResult{}, err
+	}
+	if err := db.requireTable(op, "state_meta"); err != nil {
+		return PruneResult{}, err
+	}
+	var res PruneResult
+	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = pruneTx(ctx, tx, uniqueSorted(ids), now-minAge)
+		return err
+	})
+	res.Stats = stats
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", op, err)
+	}
+	return res, nil
+}
+
+func pruneTx(ctx context.Context, tx *sql.Tx, ids []string, cutoff float64) (PruneResult, error) {
+	var res PruneResult
+	matched, err := matchingGhosts(ctx, tx, ids, cutoff)
+	if err != nil {
+		return res, err
+	}
+	res.Skipped = missing(ids, toSet(matched))
+	children, err := childIDs(ctx, tx, matched)
+	if err != nil {
+		return res, fmt.Errorf("read children: %w", err)
+	}
+	res.Deleted, res.Kept = splitDeletable(matched, children)
+	if res.Changes, err = deleteSessions(ctx, tx, res.Deleted, cutoff); err != nil {
+		return res, err
+	}
+	res.Latch, err = setLatch(ctx, tx, LatchPruneGhosts)
+	return res, err
+}
+
+// matchingGhosts returns the ids that still satisfy the ghost predicate.
+func matchingGhosts(ctx context.Context, tx *sql.Tx, ids []string, cutoff float64) ([]string, error) {
+	var out []string
+	for _, chunk := range chunks(ids) {
+		got, err := queryStrings(ctx, tx, "SELECT id FROM sessions WHERE id IN ("+placeholders(len(chunk))+
+			") AND "+ghostPredicate+" ORDER BY id", append(stringArgs(chunk), cutoff)...)
+		if err != nil {
+			return nil, fmt.Errorf("re-check ghosts: %w", err)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// splitDeletable keeps every ghost with a child outside the deleted set (repeating until
+// stable, so a kept child keeps its parent too) and deletes the rest.
+func splitDeletable(matched []string, children map[string][]string) (deleted, kept []string) {
+	del := toSet(matched)
+	for changed := true; changed; {
+		changed = false
+		for _, id := range matched {
+			if del[id] && hasChildOutside(children[id], del) {
+				delete(del, id)
+				changed = true
+			}
+		}
+	}
+	for _, id := range matched {
+		if del[id] {
+			deleted = append(deleted, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	return deleted, kept
+}
+
+func hasChildOutside(children []string, set map[string]bool) bool {
+	for _, c := range children {
+		if !set[c] {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteSessions deletes ids (re-checking the predicate) and returns the before/after images
+// of the deleted rows, then of the dependent rows ON DELETE actions touch.
+func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string, cutoff float64) ([]RowChange, error) {
+	ti, err := loadTableInfo(ctx, tx, "sessions")
+	if err != nil {
+		return nil, err
+	}
+	deps, err := dependents(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("read foreign keys: %w", err)
+	}
+	var sessions, others []RowChange
+	for _, chunk := range chunks(ids) {
+		s, o, err := deleteChunk(ctx, tx, ti, deps, chunk, cutoff)
+		if err != nil {
+			return nil, err
+		}
+		sessions, others = append(sessions, s...), append(others, o...)
+	}
+	return append(sessions, others...), nil
+}
+
+func deleteChunk(ctx context.Context, tx *sql.Tx, ti tableInfo, deps []dependent, chunk []string, cutoff float64) (sessions, others []RowChange, err error) {
+	in := "(" + placeholders(len(chunk)) + ")"
+	before, err := readImagesWhere(ctx, tx, ti, "sessions.id IN "+in+" ORDER BY sessions.id", stringArgs(chunk)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read ghosts: %w", err)
+	}
+	depBefore, err := dependentImages(ctx, tx, deps, in, chunk)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE sessions.id IN "+in+" AND "+ghostPredicate,
+		append(stringArgs(chunk), cutoff)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("delete ghosts: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(chunk)) {
+		return nil, nil, fmt.Errorf("delete ghosts: %d rows deleted, %d expected (%v)", n, len(chunk), err)
+	}
+	for i := range before {
+		sessions = append(sessions, RowChange{Table: ti.name, Key: before[i].Key, Before: &before[i]})
+	}
+	for _, d := range depBefore {
+		changes, err := afterImages(ctx, tx, d.ti, d.rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		others = append(others, changes...)
+	}
+	return sessions, others, nil
+}
+
+// dependent is a column of another table whose foreign key to sessions has an ON DELETE
+// action (CASCADE, SET NULL, SET DEFAULT) that a sessions DELETE would apply.
+type dependent struct {
+	ti     tableInfo
+	column string
+}
+
+// dependents lists the foreign keys to sessions with an ON DELETE action, in table order.
+func dependents(ctx context.Context, tx *sql.Tx) ([]dependent, error) {
+	tables, err := queryStrings(ctx, tx, `SELECT name FROM sqlite_master WHERE type = 'table'
+		AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	var out []dependent
+	for _, t := range tables {
+		cols, err := queryStrings(ctx, tx, `SELECT "from" FROM pragma_foreign_key_list(?)
+			WHERE "table" = 'sessions' AND upper(on_delete) IN ('CASCADE', 'SET NULL', 'SET DEFAULT')`, t)
+		if err != nil {
+			return nil, err
+		}
+		if len(cols) == 0 {
+			continue
+		}
+		ti, err := loadTableInfo(ctx, tx, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cols {
+			out = append(out, dependent{ti: ti, column: c})
+		}
+	}
+	return out, nil
+}
+
+// depRows holds the before images of one dependent table's rows.
+type depRows struct {
+	ti   tableInfo
+	rows []RowImage
+}
+
+func dependentImages(ctx context.Context, tx *sql.Tx, deps []dependent, in string, chunk []string) ([]depRows, error) {
+	var out []depRows
+	for _, d := range deps {
+		order := strings.Join(quoteAll(d.ti.pk), ", ")
+		rows, err := readImagesWhere(ctx, tx, d.ti, quoteIdent(d.column)+" IN "+in+" ORDER BY "+order,
+			stringArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read %s rows: %w", d.ti.name, err)
+		}
+		if len(rows) > 0 {
+			out = append(out, depRows{ti: d.ti, rows: rows})
+		}
+	}
+	return out, nil
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = quoteIdent(n)
+	}
+	return out
+}

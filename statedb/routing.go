@@ -1,0 +1,134 @@
+package statedb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+)
+
+// RoutingRow is one gateway_routing row (v19+).
+type RoutingRow struct {
+	Scope     string
+	Key       string // session_key
+	EntryJSON string
+	UpdatedAt float64
+}
+
+// RoutingRows returns the gateway_routing rows of scope ordered by key; nil when the table
+// does not exist (the routing index is then sessions.json).
+func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, error) {
+	if !db.schema.HasGatewayRouting {
+		return nil, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT scope, session_key, entry_json, updated_at
+		FROM gateway_routing WHERE scope = ? ORDER BY session_key`, scope)
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	defer rows.Close()
+	var out []RoutingRow
+	for rows.Next() {
+		var r RoutingRow
+		if err := rows.Scan(&r.Scope, &r.Key, &r.EntryJSON, &r.UpdatedAt); err != nil {
+			return nil, classify("read gateway_routing", err, false)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	return out, nil
+}
+
+// RoutingScopes returns the number of gateway_routing rows per scope; nil when the table does
+// not exist.
+func (db *DB) RoutingScopes(ctx context.Context) (map[string]int, error) {
+	if !db.schema.HasGatewayRouting {
+		return nil, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, "SELECT scope, COUNT(*) FROM gateway_routing GROUP BY scope")
+	if err != nil {
+		return nil, classify("count gateway_routing scopes", err, false)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var scope string
+		var n int
+		if err := rows.Scan(&scope, &n); err != nil {
+			return nil, classify("count gateway_routing scopes", err, false)
+		}
+		out[scope] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("count gateway_routing scopes", err, false)
+	}
+	return out, nil
+}
+
+// UpdateRoutingEntries writes entries (session_key → entry_json) of scope in one BEGIN
+// IMMEDIATE transaction with the runtime's retries; see UpdateRoutingTx.
+func (db *DB) UpdateRoutingEntries(ctx context.Context, scope string, entries map[string]string, now float64) ([]RowChange, TxStats, error) {
+	if err := db.requireRoutingWrite(); err != nil {
+		return nil, TxStats{}, err
+	}
+	var changes []RowChange
+	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		changes, err = UpdateRoutingTx(ctx, tx, scope, entries, now)
+		return err
+	})
+	return changes, stats, err
+}
+
+// requireRoutingWrite refuses routing writes where this package may not or cannot write them.
+func (db *DB) requireRoutingWrite() error {
+	const op = "update gateway_routing"
+	if err := db.requireWrite(op); err != nil {
+		return err
+	}
+	return db.requireTable(op, "gateway_routing")
+}
+
+// UpdateRoutingTx updates, inside the caller's transaction, only the given keys of scope:
+// entry_json and updated_at (= now) of an existing row, or a new row for a missing key. Other
+// rows are left alone (the runtime rewrites every row on each save; its readers ignore
+// updated_at). It returns one before/after image pair per key, in key order. Use it from
+// WithImmediateTx when another store (sessions.json) must be written before the commit.
+func UpdateRoutingTx(ctx context.Context, tx *sql.Tx, scope string, entries map[string]string, now float64) ([]RowChange, error) {
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]RowChange, 0, len(keys))
+	for _, k := range keys {
+		ch, err := upsertRouting(ctx, tx, scope, k, entries[k], now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+func upsertRouting(ctx context.Context, tx *sql.Tx, scope, key, entry string, now float64) (RowChange, error) {
+	pk := map[string]Value{"scope": TextValue(scope), "session_key": TextValue(key)}
+	before, err := readImage(ctx, tx, "gateway_routing", pk)
+	if err != nil {
+		return RowChange{}, fmt.Errorf("read gateway_routing %q: %w", key, err)
+	}
+	query := "UPDATE gateway_routing SET entry_json = ?1, updated_at = ?2 WHERE scope = ?3 AND session_key = ?4"
+	if before == nil {
+		query = "INSERT INTO gateway_routing (entry_json, updated_at, scope, session_key) VALUES (?1, ?2, ?3, ?4)"
+	}
+	if _, err := tx.ExecContext(ctx, query, entry, now, scope, key); err != nil {
+		return RowChange{}, fmt.Errorf("write gateway_routing %q: %w", key, err)
+	}
+	after, err := readImage(ctx, tx, "gateway_routing", pk)
+	if err != nil {
+		return RowChange{}, fmt.Errorf("read gateway_routing %q: %w", key, err)
+	}
+	return RowChange{Table: "gateway_routing", Key: pk, Before: before, After: after}, nil
+}

@@ -1,0 +1,212 @@
+package statedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// NewestKnownVersion is the newest schema_version this package can write to (S21, the last
+// single-file runtime).
+const NewestKnownVersion = 21
+
+// FTS layouts reported in Schema.FTSLayout (statedb.md §2.11 step 4).
+const (
+	FTSInlineV11   = "inline-v11"   // v11–v22: inline fts5 tables fed by triggers
+	FTSExternalV1  = "external-v1"  // v1–v10: external-content single-column table
+	FTSExternalV23 = "external-v23" // v23+: external-content with tool_name/tool_calls
+	FTSNone        = "none"         // no messages_fts table
+)
+
+// Schema describes what a state.db contains. Features are decided by table and column
+// presence, never by version alone.
+type Schema struct {
+	Version             int             // the single row of schema_version
+	Known               bool            // 1 ≤ Version ≤ NewestKnownVersion
+	Newer               bool            // Version > NewestKnownVersion: readable, never written
+	Tables              map[string]bool // every table and view name in sqlite_master
+	SessionColumns      map[string]bool // PRAGMA table_info(sessions), by name
+	MessageColumns      map[string]bool // PRAGMA table_info(messages), by name
+	HasCompressionLocks bool            // compression_locks (v14+)
+	HasGatewayRouting   bool            // gateway_routing (v19+): the routing index is db-primary
+	HasStateMeta        bool            // state_meta (absent before 2026-04-22)
+	FTSLayout           string          // one of the FTS* constants
+	JournalMode         string          // PRAGMA journal_mode, read only
+	SQLiteVersion       string          // sqlite_version() of the linked library
+	PageCount           int64           // PRAGMA page_count
+	FreelistCount       int64           // PRAGMA freelist_count
+}
+
+// inspect reads the schema. The first query failing (other than on a lock) means the file is
+// not a readable database and is reported as ErrCorrupt.
+func inspect(ctx context.Context, q querier) (Schema, error) {
+	s := Schema{}
+	var err error
+	if s.Tables, err = tableNames(ctx, q); err != nil {
+		return s, classify("read sqlite_master", err, true)
+	}
+	if !s.Tables["schema_version"] {
+		return s, fmt.Errorf("not a Hermes state.db: no schema_version: %w", ErrCorrupt)
+	}
+	if !s.Tables["sessions"] {
+		return s, fmt.Errorf("not a Hermes state.db: no sessions table: %w", ErrCorrupt)
+	}
+	if err := inspectVersion(ctx, q, &s); err != nil {
+		return s, err
+	}
+	if err := inspectColumns(ctx, q, &s); err != nil {
+		return s, err
+	}
+	if err := inspectFTS(ctx, q, &s); err != nil {
+		return s, err
+	}
+	return s, inspectPragmas(ctx, q, &s)
+}
+
+// classify wraps err with what, turning corruption (or, when first is true, any non-lock
+// failure) into ErrCorrupt.
+func classify(what string, err error, first bool) error {
+	if isCorrupt(err) || (first && !isBusy(err)) {
+		return fmt.Errorf("%s: %v: %w", what, err, ErrCorrupt)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func tableNames(ctx context.Context, q querier) (map[string]bool, error) {
+	names, err := queryStrings(ctx, q, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+	if err != nil {
+		return nil, err
+	}
+	return toSet(names), nil
+}
+
+func inspectVersion(ctx context.Context, q querier, s *Schema) error {
+	var v sql.NullInt64
+	err := q.QueryRowContext(ctx, "SELECT version FROM schema_version LIMIT 1").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !v.Valid) {
+		return fmt.Errorf("not a Hermes state.db: no schema_version row: %w", ErrCorrupt)
+	}
+	if err != nil {
+		return classify("read schema_version", err, true)
+	}
+	s.Version = int(v.Int64)
+	s.Known = s.Version >= 1 && s.Version <= NewestKnownVersion
+	s.Newer = s.Version > NewestKnownVersion
+	s.HasCompressionLocks = s.Tables["compression_locks"]
+	s.HasGatewayRouting = s.Tables["gateway_routing"]
+	s.HasStateMeta = s.Tables["state_meta"]
+	return nil
+}
+
+func inspectColumns(ctx context.Context, q querier, s *Schema) error {
+	var err error
+	if s.SessionColumns, err = columnSet(ctx, q, "sessions"); err != nil {
+		return classify("read sessions columns", err, false)
+	}
+	if s.MessageColumns, err = columnSet(ctx, q, "messages"); err != nil {
+		return classify("read messages columns", err, false)
+	}
+	return nil
+}
+
+func inspectFTS(ctx context.Context, q querier, s *Schema) error {
+	var ddl sql.NullString
+	err := q.QueryRowContext(ctx,
+		"SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts'").Scan(&ddl)
+	if errors.Is(err, sql.ErrNoRows) {
+		s.FTSLayout = FTSNone
+		return nil
+	}
+	if err != nil {
+		return classify("read messages_fts definition", err, false)
+	}
+	s.FTSLayout = ftsLayout(ddl.String)
+	return nil
+}
+
+// ftsLayout classifies the CREATE VIRTUAL TABLE text of messages_fts.
+func ftsLayout(ddl string) string {
+	norm := strings.NewReplacer(" ", "", "\n", "", "\t", "", "'", "", `"`, "").Replace(strings.ToLower(ddl))
+	switch {
+	case strings.Contains(norm, "tool_name"):
+		return FTSExternalV23
+	case strings.Contains(norm, "content=messages"):
+		return FTSExternalV1
+	default:
+		return FTSInlineV11
+	}
+}
+
+func inspectPragmas(ctx context.Context, q querier, s *Schema) error {
+	steps := []struct {
+		query string
+		dest  any
+	}{
+		{"PRAGMA journal_mode", &s.JournalMode},
+		{"SELECT sqlite_version()", &s.SQLiteVersion},
+		{"PRAGMA page_count", &s.PageCount},
+		{"PRAGMA freelist_count", &s.FreelistCount},
+	}
+	for _, st := range steps {
+		if err := q.QueryRowContext(ctx, st.query).Scan(st.dest); err != nil {
+			return classify(st.query, err, false)
+		}
+	}
+	return nil
+}
+
+// columnSet returns the column names of table (empty when the table does not exist).
+func columnSet(ctx context.Context, q querier, table string) (map[string]bool, error) {
+	cols, err := columnNames(ctx, q, table)
+	if err != nil {
+		return nil, err
+	}
+	return toSet(cols), nil
+}
+
+// columnNames returns the column names of table in declaration order.
+func columnNames(ctx context.Context, q querier, table string) ([]string, error) {
+	return queryStrings(ctx, q, "SELECT name FROM pragma_table_info(?) ORDER BY cid", table)
+}
+
+func toSet(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}
+
+// requireWrite refuses writes on a read-only handle or a schema this package does not know.
+func (db *DB) requireWrite(op string) error {
+	if !db.writable {
+		return fmt.Errorf("%s: %w", op, ErrReadOnly)
+	}
+	if !db.schema.Known {
+		return fmt.Errorf("%s: schema_version %d (newest known %d): %w",
+			op, db.schema.Version, NewestKnownVersion, ErrUnsupportedSchema)
+	}
+	return nil
+}
+
+// requireSessionColumns refuses an operation when sessions lacks one of cols.
+func (db *DB) requireSessionColumns(op string, cols ...string) error {
+	for _, c := range cols {
+		if !db.schema.SessionColumns[c] {
+			return fmt.Errorf("%s: sessions.%s missing (schema_version %d): %w",
+				op, c, db.schema.Version, ErrUnsupportedSchema)
+		}
+	}
+	return nil
+}
+
+// requireTable refuses an operation when table is missing.
+func (db *DB) requireTable(op, table string) error {
+	if !db.schema.Tables[table] {
+		return fmt.Errorf("%s: table %s missing (schema_version %d): %w",
+			op, table, db.schema.Version, ErrUnsupportedSchema)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package statedb
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Storage classes of a Value, as SQLite's typeof() names them.
+const (
+	TypeNull    = "null"
+	TypeInteger = "integer"
+	TypeReal    = "real"
+	TypeText    = "text"
+	TypeBlob    = "blob"
+)
+
+// Value is one SQLite value with its storage class, kept exactly: it JSON-encodes losslessly
+// (integers and reals as decimal strings, reals with the shortest round-trip form, blobs and
+// non-UTF-8 text in base64).
+type Value struct {
+	Type string // one of the Type* constants
+	Int  int64
+	Real float64
+	Text string
+	Blob []byte
+}
+
+// NullValue returns SQL NULL.
+func NullValue() Value { return Value{Type: TypeNull} }
+
+// IntValue returns an INTEGER value.
+func IntValue(i int64) Value { return Value{Type: TypeInteger, Int: i} }
+
+// RealValue returns a REAL value.
+func RealValue(f float64) Value { return Value{Type: TypeReal, Real: f} }
+
+// TextValue returns a TEXT value.
+func TextValue(s string) Value { return Value{Type: TypeText, Text: s} }
+
+// BlobValue returns a BLOB value.
+func BlobValue(b []byte) Value { return Value{Type: TypeBlob, Blob: b} }
+
+// valueFromDriver converts a value produced by the modernc driver for an expression column
+// (no declared type, so no time conversion happens).
+func valueFromDriver(v any) (Value, error) {
+	switch x := v.(type) {
+	case nil:
+		return NullValue(), nil
+	case int64:
+		return IntValue(x), nil
+	case float64:
+		return RealValue(x), nil
+	case string:
+		return TextValue(x), nil
+	case []byte:
+		return BlobValue(append([]byte{}, x...)), nil
+	case time.Time:
+		return Value{}, fmt.Errorf("unexpected time value %v", x)
+	default:
+		return Value{}, fmt.Errorf("unexpected driver value of type %T", v)
+	}
+}
+
+// arg returns v as a query argument of the same storage class.
+func (v Value) arg() any {
+	switch v.Type {
+	case TypeInteger:
+		return v.Int
+	case TypeReal:
+		return v.Real
+	case TypeText:
+		return v.Text
+	case TypeBlob:
+		if v.Blob == nil {
+			return []byte{}
+		}
+		return v.Blob
+	default:
+		return nil
+	}
+}
+
+// Equal reports whether v and w have the same storage class and the same value (reals
+// compared bit for bit).
+func (v Value) Equal(w Value) bool {
+	if v.Type != w.Type {
+		return false
+	}
+	switch v.Type {
+	case TypeInteger:
+		return v.Int == w.Int
+	case TypeReal:
+		return math.Float64bits(v.Real) == math.Float64bits(w.Real)
+	case TypeText:
+		return v.Text == w.Text
+	case TypeBlob:
+		return string(v.Blob) == string(w.Blob)
+	default:
+		return true
+	}
+}
+
+// valueJSON is the wire form of a Value.
+type valueJSON struct {
+	Type   string  `json:"type"`
+	Value  *string `json:"value,omitempty"`
+	Base64 *string `json:"base64,omitempty"`
+}
+
+// MarshalJSON encodes v losslessly.
+func (v Value) MarshalJSON() ([]byte, error) {
+	w := valueJSON{Type: v.Type}
+	str := func(s string) *string { return &s }
+	switch v.Type {
+	case TypeNull:
+	case TypeInteger:
+		w.Value = str(strconv.FormatInt(v.Int, 10))
+	case TypeReal:
+		w.Value = str(strconv.FormatFloat(v.Real, 'g', -1, 64))
+	case TypeText:
+		if utf8.ValidString(v.Text) {
+			w.Value = str(v.Text)
+		} else {
+			w.Base64 = str(base64.StdEncoding.EncodeToString([]byte(v.Text)))
+		}
+	case TypeBlob:
+		w.Base64 = str(base64.StdEncoding.EncodeToString(v.Blob))
+	default:
+		return nil, fmt.Errorf("value of unknown type %q", v.Type)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes the form MarshalJSON writes.
+func (v *Value) UnmarshalJSON(data []byte) error {
+	var w valueJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	out, err := w.decode()
+	if err != nil {
+		return fmt.Errorf("decode %s value: %w", w.Type, err)
+	}
+	*v = out
+	return nil
+}
+
+func (w valueJSON) decode() (Value, error) {
+	switch w.Type {
+	case TypeNull:
+		return NullValue(), nil
+	case TypeInteger:
+		i, err := strconv.ParseInt(w.text(), 10, 64)
+		return IntValue(i), err
+	case TypeReal:
+		f, err := strconv.ParseFloat(w.text(), 64)
+		return RealValue(f), err
+	case TypeText:
+		if w.Base64 != nil {
+			b, err := base64.StdEncoding.DecodeString(*w.Base64)
+			return TextValue(string(b)), err
+		}
+		return TextValue(w.text()), nil
+	case TypeBlob:
+		b, err := base64.StdEncoding.DecodeString(w.text64())
+		return BlobValue(b), err
+	default:
+		return Value{}, fmt.Errorf("unknown value type %q", w.Type)
+	}
+}
+
+func (w valueJSON) text() string {
+	if w.Value == nil {
+		return ""
+	}
+	return *w.Value
+}
+
+func (w valueJSON) text64() string {
+	if w.Base64 == nil {
+		return ""
+	}
+	return *w.Base64
+}
