@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"os"
 	"path/filepath"
 
@@ -30,6 +31,18 @@ func pruneGhostsCommand() *cli.Command {
 	}
 }
 
+// dbRepairAvailable refuses a state.db repair on a home without state.db or written by a
+// generation that did not have the runtime method (r0418: both arrived in May 2026).
+func dbRepairAvailable(v *homeView, command string) error {
+	if v.db == nil {
+		return withCode(ExitData, fmt.Errorf("no state.db at %s", v.opts.home.StateDB()))
+	}
+	if v.gen == sessionsjson.GenR0418 {
+		return withCode(ExitData, fmt.Errorf("%s: generation %s (schema v%d) predates the runtime's own repair; its rules do not apply here", command, v.gen, v.schema.Version))
+	}
+	return nil
+}
+
 // startDBRepair is startRepair plus the checks every state.db repair shares.
 func startDBRepair(c *cli.Context, command string) (*repairRun, float64, error) {
 	if c.NArg() > 0 {
@@ -43,9 +56,9 @@ func startDBRepair(c *cli.Context, command string) (*repairRun, float64, error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	if r.v.db == nil {
+	if err := dbRepairAvailable(r.v, command); err != nil {
 		r.finish()
-		return nil, 0, withCode(ExitData, fmt.Errorf("no state.db at %s", r.o.home.StateDB()))
+		return nil, 0, err
 	}
 	return r, minAge, nil
 }
@@ -87,9 +100,9 @@ func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result,
 	if err := r.checkWritable(); err != nil {
 		return res, err
 	}
-	return r.applyDB(ctx, res, func(db *statedb.DB) ([]statedb.RowChange, error) {
-		out, err := db.FinalizeOrphans(ctx, ids, now, minAge)
-		return append(out.Changes, out.Latch), err
+	return r.applyDB(ctx, res, func(db *statedb.DB, hook statedb.CommitHook) error {
+		_, err := db.FinalizeOrphans(ctx, ids, now, minAge, hook)
+		return err
 	}, nil)
 }
 
@@ -144,15 +157,16 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 	if err := r.checkWritable(); err != nil {
 		return res, err
 	}
-	return r.applyDB(ctx, res, func(db *statedb.DB) ([]statedb.RowChange, error) {
-		out, err := db.PruneGhosts(ctx, ids, r.o.clock.Unix, minAge)
-		return append(out.Changes, out.Latch), err
+	return r.applyDB(ctx, res, func(db *statedb.DB, hook statedb.CommitHook) error {
+		_, err := db.PruneGhosts(ctx, ids, r.o.clock.Unix, minAge, hook)
+		return err
 	}, files)
 }
 
-// applyDB runs a state.db repair and journals it: the files to remove after the commit are
-// read first, the row images come from the transaction; transcript files go after the commit.
-func (r *repairRun) applyDB(ctx context.Context, res result, run func(*statedb.DB) ([]statedb.RowChange, error), files []string) (result, error) {
+// applyDB runs a state.db repair. The journal (row images from inside the transaction, plus
+// the transcript files to remove) is written before the transaction commits; if the
+// transaction fails it is removed again. Transcript files go after the commit.
+func (r *repairRun) applyDB(ctx context.Context, res result, run func(*statedb.DB, statedb.CommitHook) error, files []string) (result, error) {
 	j := &journal{Storage: r.v.storage, Generation: string(r.v.gen)}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -166,14 +180,14 @@ func (r *repairRun) applyDB(ctx context.Context, res result, run func(*statedb.D
 		return res, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
 	}
 	defer db.Close()
-	changes, err := run(db)
+	path := journalPath(r.o)
+	err = run(db, func(changes []statedb.RowChange) error {
+		j.Rows = changes
+		return writeJournalAt(r.o, path, j)
+	})
 	if err != nil {
+		_ = os.Remove(path)
 		return res, withCode(ExitWrite, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.o.command, err))
-	}
-	j.Rows = changes
-	path, err := writeJournal(r.o, j)
-	if err != nil {
-		return res, withCode(ExitWrite, fmt.Errorf("%w (the database change was committed; its images are lost)", err))
 	}
 	for _, f := range files {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {

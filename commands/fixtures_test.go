@@ -67,8 +67,18 @@ func fixtureGenerations() []string {
 // copy's resolved sessions directory, as the fixtures README prescribes.
 func copyFixtureHome(t testing.TB, gen string) string {
 	t.Helper()
+	return copyFixtureHomeTo(t, gen, filepath.Join(t.TempDir(), "home"))
+}
+
+// fxFatal is the part of testing.TB (and of testscript.TestScript) the copy helpers need.
+type fxFatal interface {
+	Fatalf(format string, args ...any)
+}
+
+// copyFixtureHomeTo copies the fixture home of gen to dst (relocating v19+ routing rows)
+// and returns dst.
+func copyFixtureHomeTo(t fxFatal, gen, dst string) string {
 	src := filepath.Join(fixturesRoot, gen, "home")
-	dst := filepath.Join(t.TempDir(), "home")
 	if err := fxCopyTree(src, dst); err != nil {
 		t.Fatalf("copy fixture home %s: %v", gen, err)
 	}
@@ -145,8 +155,7 @@ func fxCopyFile(src, dst string, info fs.FileInfo) error {
 
 // fxBuildScope returns the gateway_routing scope the fixture of gen was built with:
 // manifest.json "build_scope", else the README's /home/hermes/fixtures/<gen>/home/sessions.
-func fxBuildScope(t testing.TB, gen string) string {
-	t.Helper()
+func fxBuildScope(t fxFatal, gen string) string {
 	fallback := "/home/hermes/fixtures/" + gen + "/home/sessions"
 	data, err := os.ReadFile(filepath.Join(fixturesRoot, gen, "manifest.json"))
 	if err != nil {

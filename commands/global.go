@@ -37,26 +37,25 @@ type options struct {
 
 // loadOptions resolves the global flags of the running command.
 func loadOptions(c *cli.Context, command string) (*options, error) {
-	root := c.Lineage()[len(c.Lineage())-1]
 	home, err := sessionsjson.ResolveHome(sessionsjson.HomeOptions{
-		Home:        root.String("home"),
-		Profile:     root.String("profile"),
+		Home:        c.String("home"),
+		Profile:     c.String("profile"),
 		Getenv:      os.Getenv,
 		UserHomeDir: userHomeDir(),
 	})
 	if err != nil {
 		return nil, withCode(ExitUsage, fmt.Errorf("resolve home: %w", err))
 	}
-	clock, err := parseClock(root.String("now"))
+	clock, err := parseClock(c.String("now"))
 	if err != nil {
 		return nil, err
 	}
 	return &options{
 		home:    home,
 		clock:   clock,
-		json:    root.Bool("json"),
-		quiet:   root.Bool("quiet"),
-		color:   useColor(root.Bool("no-color"), c.App.Writer),
+		json:    c.Bool("json"),
+		quiet:   c.Bool("quiet"),
+		color:   useColor(c.Bool("no-color"), c.App.Writer),
 		stdout:  c.App.Writer,
 		stderr:  c.App.ErrWriter,
 		command: command,

@@ -14,15 +14,15 @@ import (
 // journal is the before/after record of one applied change, written (mode 0600) before the
 // first byte of the change so that `undo` can restore it.
 type journal struct {
-	Version    int             `json:"version"`
-	Command    string          `json:"command"`
-	CreatedAt  string          `json:"created_at"`
-	Home       string          `json:"home"`
-	Storage    string          `json:"storage"`
-	Generation string          `json:"generation"`
-	Scope      string          `json:"scope,omitempty"`
-	Routing    []entryImage    `json:"routing,omitempty"`
-	Files      []fileImage     `json:"files,omitempty"`
+	Version    int                 `json:"version"`
+	Command    string              `json:"command"`
+	CreatedAt  string              `json:"created_at"`
+	Home       string              `json:"home"`
+	Storage    string              `json:"storage"`
+	Generation string              `json:"generation"`
+	Scope      string              `json:"scope,omitempty"`
+	Routing    []entryImage        `json:"routing,omitempty"`
+	Files      []fileImage         `json:"files,omitempty"`
 	Rows       []statedb.RowChange `json:"rows,omitempty"`
 }
 
@@ -42,11 +42,24 @@ type fileImage struct {
 	After  *[]byte `json:"after"`
 }
 
-// writeJournal stores j under <home>/sessionctl/journal and returns its path.
+// journalPath names a new journal for the running command:
+// <home>/sessionctl/journal/<UTC time>-<command>.json.
+func journalPath(o *options) string {
+	name := time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + strings.ReplaceAll(o.command, " ", "-") + ".json"
+	return filepath.Join(o.home.JournalDir(), name)
+}
+
+// writeJournal stores j at a new journal path and returns the path.
 func writeJournal(o *options, j *journal) (string, error) {
-	dir := o.home.JournalDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create journal dir: %w", err)
+	path := journalPath(o)
+	return path, writeJournalAt(o, path, j)
+}
+
+// writeJournalAt writes j to path (mode 0600, synced). Writing the same journal again
+// replaces it, so it may be called from a transaction that is retried.
+func writeJournalAt(o *options, path string, j *journal) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create journal dir: %w", err)
 	}
 	j.Version = 1
 	j.Command = o.command
@@ -54,26 +67,24 @@ func writeJournal(o *options, j *journal) (string, error) {
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("encode journal: %w", err)
+		return fmt.Errorf("encode journal: %w", err)
 	}
-	name := time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + strings.ReplaceAll(o.command, " ", "-") + ".json"
-	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("create journal: %w", err)
+		return fmt.Errorf("create journal: %w", err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return "", fmt.Errorf("write journal: %w", err)
+		return fmt.Errorf("write journal: %w", err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return "", fmt.Errorf("sync journal: %w", err)
+		return fmt.Errorf("sync journal: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("close journal: %w", err)
+		return fmt.Errorf("close journal: %w", err)
 	}
-	return path, nil
+	return nil
 }
 
 // readJournal loads a journal file.

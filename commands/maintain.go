@@ -30,9 +30,6 @@ type maintainStep struct {
 func maintainSteps() []maintainStep {
 	return []maintainStep{
 		{"finalize-orphans", false, func(ctx context.Context, r *repairRun) (result, error) {
-			if !r.v.schema.SessionColumns["api_call_count"] {
-				return result{}, nil
-			}
 			return executeFinalize(ctx, r, orphanMinAgeSeconds)
 		}},
 		{"prune-ghosts", false, func(ctx context.Context, r *repairRun) (result, error) {
@@ -139,7 +136,7 @@ func runMaintainStep(ctx context.Context, o *options, step maintainStep) (result
 	if step.routing && r.v.gateway.Running {
 		return result{}, true, nil
 	}
-	if r.v.db == nil && !step.routing {
+	if !step.routing && dbRepairAvailable(r.v, step.name) != nil {
 		return result{}, false, nil
 	}
 	res, err := step.run(ctx, r)

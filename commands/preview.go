@@ -20,6 +20,24 @@ var autoResumeReasons = map[string]bool{
 	"restart_interrupted": true,
 }
 
+// startRules are the generation-dependent start-up behaviours of sessionsjson.md §0.1.
+type startRules struct {
+	pruneEndedAtLoad bool // 06-28+: entries whose row ended are dropped or healed at load
+	autoResume       bool // 05-07+: resume_pending entries are auto-resumed at start
+	freshnessGate    bool // 07-01+: a marker older than W expires on the next message
+}
+
+func startRulesFor(g sessionsjson.Generation) startRules {
+	switch g {
+	case sessionsjson.GenR0418, sessionsjson.GenR0506:
+		return startRules{}
+	case sessionsjson.GenR0525:
+		return startRules{autoResume: true}
+	default:
+		return startRules{pruneEndedAtLoad: true, autoResume: true, freshnessGate: true}
+	}
+}
+
 // startAction is what the next gateway start will do to one entry.
 type startAction struct {
 	Key    string `json:"key"`
@@ -90,7 +108,7 @@ func previewStuckLoop(v *homeView, suspended map[string]bool) []startAction {
 }
 
 func previewStaleRows(v *homeView, rows map[string]rowInfo) []startAction {
-	if !v.rules.PruneEndedAtLoad {
+	if !startRulesFor(v.gen).pruneEndedAtLoad {
 		return nil
 	}
 	var out []startAction
@@ -112,7 +130,7 @@ func previewStaleRows(v *homeView, rows map[string]rowInfo) []startAction {
 }
 
 func previewAutoResume(v *homeView, now int64, suspended map[string]bool) []startAction {
-	if !v.rules.AutoResume {
+	if !startRulesFor(v.gen).autoResume {
 		return nil
 	}
 	var out []startAction
@@ -124,7 +142,7 @@ func previewAutoResume(v *homeView, now int64, suspended map[string]bool) []star
 			out = append(out, startAction{e.Key, "auto-resume", "resume_pending and fresh (within 1 h)"})
 			continue
 		}
-		if v.rules.FreshnessGate {
+		if startRulesFor(v.gen).freshnessGate {
 			out = append(out, startAction{e.Key, "expire on next message", "resume marker older than 1 h: reset with resume_pending_expired"})
 		}
 	}

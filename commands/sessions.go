@@ -73,9 +73,9 @@ func toSessionRow(s statedb.Session) sessionRow {
 }
 
 type sessionsFilter struct {
-	source                        string
+	source                       string
 	open, ended, orphans, ghosts bool
-	limit                         int
+	limit                        int
 }
 
 func runSessionsList(c *cli.Context) error {

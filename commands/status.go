@@ -34,16 +34,16 @@ type statusCounts struct {
 
 // statusData is data of `status --json`.
 type statusData struct {
-	Counts         statusCounts     `json:"counts"`
-	RoutingSource  string           `json:"routing_source"`
-	ForeignScopes  map[string]int   `json:"foreign_scopes,omitempty"`
-	RestartCounts  map[string]any   `json:"restart_failure_counts"`
-	CleanShutdown  bool             `json:"clean_shutdown"`
-	JournalMode    string           `json:"journal_mode,omitempty"`
-	NextStart      []startAction    `json:"next_start"`
-	Gateway        string           `json:"gateway_detail"`
-	SQLiteVersion  string           `json:"sqlite_version,omitempty"`
-	Schema         *statedb.Schema  `json:"schema,omitempty"`
+	Counts        statusCounts    `json:"counts"`
+	RoutingSource string          `json:"routing_source"`
+	ForeignScopes map[string]int  `json:"foreign_scopes,omitempty"`
+	RestartCounts map[string]any  `json:"restart_failure_counts"`
+	CleanShutdown bool            `json:"clean_shutdown"`
+	JournalMode   string          `json:"journal_mode,omitempty"`
+	NextStart     []startAction   `json:"next_start"`
+	Gateway       string          `json:"gateway_detail"`
+	SQLiteVersion string          `json:"sqlite_version,omitempty"`
+	Schema        *statedb.Schema `json:"schema,omitempty"`
 }
 
 func runStatus(c *cli.Context) error {

@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"sort"
-	"strings"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"

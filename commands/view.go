@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -141,8 +143,12 @@ func (v *homeView) loadRouting(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
-	v.foreign = scopes
-	delete(v.foreign, v.scope)
+	v.foreign = map[string]int{}
+	for scope, n := range scopes {
+		if scope != v.scope {
+			v.foreign[scope] = n
+		}
+	}
 	if scopes[v.scope] == 0 && len(v.foreign) == 0 {
 		v.routingSrc = "sessions.json (no gateway_routing rows yet: imported at the next gateway start)"
 		return nil
@@ -226,4 +232,21 @@ func relToHome(o *options, path string) string {
 		return rel
 	}
 	return path
+}
+
+// readmeText returns the "_README" string when it is the first member of a sessions.json
+// document, reading only the first tokens.
+func readmeText(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	if key, err := dec.Token(); err != nil || key != "_README" {
+		return ""
+	}
+	var text string
+	if err := dec.Decode(&text); err != nil {
+		return ""
+	}
+	return text
 }

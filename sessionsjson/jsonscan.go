@@ -317,7 +317,7 @@ func objectFields(raw []byte) []Field {
 	s := scanner{data: raw}
 	s.ws()
 	_ = s.members('}', true, func(k []byte, start, end int) {
-		out = append(out, Field{Name: decodeString(k), Raw: json.RawMessage(raw[start:end])})
+		out = append(out, Field{Name: decodeString(k), Raw: json.RawMessage(raw[start:end]), rawName: k})
 	})
 	return out
 }

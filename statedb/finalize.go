@@ -100,8 +100,9 @@ func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orpha
 // transaction. Inside it every id is re-checked against the runtime predicate (cutoff =
 // now - minAge) and against a live compression lock; ids that fail either are reported in
 // Skipped and left alone. The state_meta latch orphaned_compression_finalize_v1 is set to
-// '1' as the runtime does.
-func (db *DB) FinalizeOrphans(ctx context.Context, ids []string, now, minAge float64) (FinalizeResult, error) {
+// '1' as the runtime does. beforeCommit (optional) sees every change, latch included, inside
+// the transaction before it commits; its error rolls everything back.
+func (db *DB) FinalizeOrphans(ctx context.Context, ids []string, now, minAge float64, beforeCommit CommitHook) (FinalizeResult, error) {
 	const op = "finalize orphans"
 	if err := db.requireWrite(op); err != nil {
 		return FinalizeResult{}, err
@@ -115,8 +116,10 @@ func (db *DB) FinalizeOrphans(ctx context.Context, ids []string, now, minAge flo
 	var res FinalizeResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = db.finalizeTx(ctx, tx, uniqueSorted(ids), now, minAge)
-		return err
+		if res, err = db.finalizeTx(ctx, tx, uniqueSorted(ids), now, minAge); err != nil {
+			return err
+		}
+		return beforeCommit.run(append(res.Changes, res.Latch))
 	})
 	res.Stats = stats
 	if err != nil {

@@ -62,7 +62,8 @@ func open(ctx context.Context, path string, write bool) (*DB, error) {
 	if err := checkFile(abs); err != nil {
 		return nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
-	sqldb, err := sql.Open("sqlite", dsn(abs, write))
+	immutable := !write && idleWAL(abs)
+	sqldb, err := sql.Open("sqlite", dsn(abs, write, immutable))
 	if err != nil {
 		return nil, fmt.Errorf("open state.db %s: %w", path, err)
 	}
@@ -71,6 +72,9 @@ func open(ctx context.Context, path string, write bool) (*DB, error) {
 	if db.schema, err = inspect(ctx, sqldb); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open state.db %s: %w", path, err)
+	}
+	if immutable {
+		db.schema.JournalMode = "wal" // an immutable open reports "delete"; the header says WAL
 	}
 	return db, nil
 }
@@ -117,9 +121,30 @@ func readHead(path string, n int) ([]byte, error) {
 	return buf[:got], nil
 }
 
+// idleWAL reports a WAL-mode database that no process has open: its header says WAL and
+// neither state.db-wal nor state.db-shm exists. A read-only open of such a file would create
+// both sidecars (and leave them behind), so reads use immutable=1 instead: nothing is
+// created, and nothing is writing the file at that moment.
+func idleWAL(abs string) bool {
+	head, err := readHead(abs, 20)
+	if err != nil || len(head) < 20 || head[18] != 2 {
+		return false
+	}
+	for _, sidecar := range []string{abs + "-wal", abs + "-shm"} {
+		if _, err := os.Lstat(sidecar); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
 // dsn builds a file: URI so that SQLite honours mode=ro/rw (a plain path would be created).
-func dsn(abs string, write bool) string {
+// immutable asks SQLite to skip locking and change detection (see idleWAL).
+func dsn(abs string, write, immutable bool) string {
 	q := url.Values{}
+	if immutable {
+		q.Set("immutable", "1")
+	}
 	if write {
 		q.Set("mode", "rw")
 		q.Set("_txlock", "immediate")

@@ -101,8 +101,9 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 // rows outside the deleted set still name as parent is kept. Before images are captured for
 // every deleted sessions row and for every row of another table that an ON DELETE action
 // removes or changes. The latch ghost_session_prune_v1 is set to '1'. Transcript files are
-// not touched (see TranscriptFiles).
-func (db *DB) PruneGhosts(ctx context.Context, ids []string, now, minAge float64) (PruneResult, error) {
+// not touched (see TranscriptFiles). beforeCommit (optional) sees every change, latch
+// included, inside the transaction before it commits; its error rolls everything back.
+func (db *DB) PruneGhosts(ctx context.Context, ids []string, now, minAge float64, beforeCommit CommitHook) (PruneResult, error) {
 	const op = "prune ghosts"
 	if err := db.requireWrite(op); err != nil {
 		return PruneResult{}, err
@@ -116,8 +117,10 @@ func (db *DB) PruneGhosts(ctx context.Context, ids []string, now, minAge float64
 	var res PruneResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = pruneTx(ctx, tx, uniqueSorted(ids), now-minAge)
-		return err
+		if res, err = pruneTx(ctx, tx, uniqueSorted(ids), now-minAge); err != nil {
+			return err
+		}
+		return beforeCommit.run(append(res.Changes, res.Latch))
 	})
 	res.Stats = stats
 	if err != nil {

@@ -69,66 +69,51 @@ func (db *DB) RoutingScopes(ctx context.Context) (map[string]int, error) {
 
 // UpdateRoutingEntries writes entries (session_key → entry_json) of scope in one BEGIN
 // IMMEDIATE transaction with the runtime's retries; see UpdateRoutingTx.
-func (db *DB) UpdateRoutingEntries(ctx context.Context, scope string, entries map[string]string, now float64) ([]RowChange, TxStats, error) {
-	if err := db.requireRoutingWrite(); err != nil {
-		return nil, TxStats{}, err
-	}
-	var changes []RowChange
-	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		changes, err = UpdateRoutingTx(ctx, tx, scope, entries, now)
-		return err
-	})
-	return changes, stats, err
-}
-
-// requireRoutingWrite refuses routing writes where this package may not or cannot write them.
-func (db *DB) requireRoutingWrite() error {
+func (db *DB) UpdateRoutingEntries(ctx context.Context, scope string, entries map[string]string, now float64) error {
 	const op = "update gateway_routing"
 	if err := db.requireWrite(op); err != nil {
 		return err
 	}
-	return db.requireTable(op, "gateway_routing")
+	if err := db.requireTable(op, "gateway_routing"); err != nil {
+		return err
+	}
+	_, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
+		return UpdateRoutingTx(ctx, tx, scope, entries, now)
+	})
+	return err
 }
 
 // UpdateRoutingTx updates, inside the caller's transaction, only the given keys of scope:
 // entry_json and updated_at (= now) of an existing row, or a new row for a missing key. Other
 // rows are left alone (the runtime rewrites every row on each save; its readers ignore
-// updated_at). It returns one before/after image pair per key, in key order. Use it from
-// WithImmediateTx when another store (sessions.json) must be written before the commit.
-func UpdateRoutingTx(ctx context.Context, tx *sql.Tx, scope string, entries map[string]string, now float64) ([]RowChange, error) {
+// updated_at). Use it from WithImmediateTx when another store (sessions.json) must be written
+// before the commit, so that a failure there rolls the rows back.
+func UpdateRoutingTx(ctx context.Context, tx *sql.Tx, scope string, entries map[string]string, now float64) error {
 	keys := make([]string, 0, len(entries))
 	for k := range entries {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := make([]RowChange, 0, len(keys))
 	for _, k := range keys {
-		ch, err := upsertRouting(ctx, tx, scope, k, entries[k], now)
-		if err != nil {
-			return nil, err
+		if err := upsertRouting(ctx, tx, scope, k, entries[k], now); err != nil {
+			return err
 		}
-		out = append(out, ch)
 	}
-	return out, nil
+	return nil
 }
 
-func upsertRouting(ctx context.Context, tx *sql.Tx, scope, key, entry string, now float64) (RowChange, error) {
-	pk := map[string]Value{"scope": TextValue(scope), "session_key": TextValue(key)}
-	before, err := readImage(ctx, tx, "gateway_routing", pk)
+func upsertRouting(ctx context.Context, tx *sql.Tx, scope, key, entry string, now float64) error {
+	res, err := tx.ExecContext(ctx, `UPDATE gateway_routing SET entry_json = ?1, updated_at = ?2
+		WHERE scope = ?3 AND session_key = ?4`, entry, now, scope, key)
 	if err != nil {
-		return RowChange{}, fmt.Errorf("read gateway_routing %q: %w", key, err)
+		return fmt.Errorf("update gateway_routing %q: %w", key, err)
 	}
-	query := "UPDATE gateway_routing SET entry_json = ?1, updated_at = ?2 WHERE scope = ?3 AND session_key = ?4"
-	if before == nil {
-		query = "INSERT INTO gateway_routing (entry_json, updated_at, scope, session_key) VALUES (?1, ?2, ?3, ?4)"
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, query, entry, now, scope, key); err != nil {
-		return RowChange{}, fmt.Errorf("write gateway_routing %q: %w", key, err)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO gateway_routing (entry_json, updated_at, scope, session_key)
+		VALUES (?1, ?2, ?3, ?4)`, entry, now, scope, key); err != nil {
+		return fmt.Errorf("insert gateway_routing %q: %w", key, err)
 	}
-	after, err := readImage(ctx, tx, "gateway_routing", pk)
-	if err != nil {
-		return RowChange{}, fmt.Errorf("read gateway_routing %q: %w", key, err)
-	}
-	return RowChange{Table: "gateway_routing", Key: pk, Before: before, After: after}, nil
+	return nil
 }

@@ -86,3 +86,16 @@ func sleepJitter(ctx context.Context) error {
 		return nil
 	}
 }
+
+// CommitHook is called inside a write transaction, after its changes are made and before it
+// commits, with every row change; an error rolls the transaction back. Because a busy
+// transaction is retried, a hook may run more than once and must be idempotent (the CLI
+// writes its journal there, so that the journal exists before the change does).
+type CommitHook func(changes []RowChange) error
+
+func (h CommitHook) run(changes []RowChange) error {
+	if h == nil {
+		return nil
+	}
+	return h(changes)
+}

@@ -8,22 +8,22 @@ var entryRoles = []struct {
 	name     string
 	perMille int
 }{
-	{"resume_fresh", 20},     // resume_pending, marked < 1 h ago
-	{"resume_stale", 30},     // resume_pending, marked (or updated) > 1 h ago
-	{"suspended", 20},        // suspended
-	{"both", 5},              // suspended and resume_pending
-	{"stale_chain", 12},      // points at a compression parent with a continuation
-	{"stale_chain2", 5},      // two-hop compression chain
-	{"stale_nochild", 3},     // compression parent without continuation
-	{"missing_row", 10},      // session_id has no state.db row
-	{"ended_row", 20},        // row ended (reset, switch, agent_close, ...)
-	{"crash_window", 5},      // updated within the 120 s crash window
-	{"future", 1},            // updated_at in the future
-	{"reset_consumed", 10},   // was_auto_reset / is_fresh_reset set
-	{"counted_stuck", 5},     // restart count >= 3 (see buildCounts)
-	{"counted_low", 5},       // restart count 1..2
-	{"unknown_fields", 5},    // carries fields the runtime does not know
-	{"model_override", 10},   // /model override (r0703+ writes it)
+	{"resume_fresh", 20},       // resume_pending, marked < 1 h ago
+	{"resume_stale", 30},       // resume_pending, marked (or updated) > 1 h ago
+	{"suspended", 20},          // suspended
+	{"both", 5},                // suspended and resume_pending
+	{"stale_chain", 12},        // points at a compression parent with a continuation
+	{"stale_chain2", 5},        // two-hop compression chain
+	{"stale_nochild", 3},       // compression parent without continuation
+	{"missing_row", 10},        // session_id has no state.db row
+	{"ended_row", 20},          // row ended (reset, switch, agent_close, ...)
+	{"crash_window", 5},        // updated within the 120 s crash window
+	{"future", 1},              // updated_at in the future
+	{"reset_consumed", 10},     // was_auto_reset / is_fresh_reset set
+	{"counted_stuck", 5},       // restart count >= 3 (see buildCounts)
+	{"counted_low", 5},         // restart count 1..2
+	{"unknown_fields", 5},      // carries fields the runtime does not know
+	{"model_override", 10},     // /model override (r0703+ writes it)
 	{"high_prompt_tokens", 20}, // last_prompt_tokens > 0
 }
 
@@ -55,6 +55,9 @@ func (p *plan) buildEntries() {
 	for _, role := range p.roleList() {
 		c := p.newUniqueChat()
 		created := p.between(now-60*day, now-10*minute)
+		if role == "stale_chain" || role == "stale_chain2" || role == "stale_nochild" {
+			created = p.between(now-60*day, now-2*day)
+		}
 		e := &entry{Chat: c, Created: created, Role: role}
 		e.Updated = p.between(created, now-2*minute)
 		s := p.gatewaySession(c, created)

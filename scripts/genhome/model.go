@@ -46,7 +46,7 @@ type session struct {
 	WithOrigin                                     bool  // write display_name/origin_json (v18+)
 	Started, Ended                                 int64 // Ended 0 = open
 	EndReason, Title, Cwd                          string
-	APICalls                                       int
+	APICalls, InTokens, OutTokens                  int
 	NoAPI                                          bool // keep api_call_count 0 whatever the messages
 	MsgMode                                        msgMode
 	MsgEnd                                         int64 // latest message time, 0 = derive

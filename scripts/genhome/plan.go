@@ -162,6 +162,7 @@ func (p *plan) build() error {
 	}
 	p.buildLocks()
 	p.buildCounts()
+	p.buildFiles()
 	p.allocateMessages()
 	return nil
 }

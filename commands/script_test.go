@@ -1,0 +1,171 @@
+package commands
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain runs the test binary as sessionctl (and as the test helper programs) when
+// testscript starts it under those names; otherwise it runs the tests with TZ=UTC, the zone
+// the fixtures were written in.
+func TestMain(m *testing.M) {
+	os.Setenv("TZ", "UTC")
+	time.Local = time.UTC
+	testscript.Main(m, map[string]func(){
+		"sessionctl": func() { os.Exit(Run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+		"holdflock":  holdFlock,
+	})
+}
+
+// holdFlock is a helper program: `holdflock FILE READY` creates FILE, holds an exclusive
+// flock on it, creates READY, and sleeps until killed (a stand-in for a running gateway).
+func holdFlock() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: holdflock FILE READY")
+		os.Exit(2)
+	}
+	f, err := os.OpenFile(os.Args[1], os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err == nil {
+		err = os.WriteFile(os.Args[2], []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	time.Sleep(time.Hour)
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("TZ", "UTC")
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("NOW", "2026-07-16T09:30:00.250000Z")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  cmdExitCode,
+			"fixture":   cmdFixture,
+			"waitfile":  cmdWaitFile,
+			"dumpmatch": cmdDumpMatch,
+			"sqlexec":   cmdSQLExec,
+		},
+	})
+}
+
+// cmdExitCode runs `exitcode N prog args...` and fails unless prog exits with N.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdFixture copies a fixture generation's home: `fixture GEN DIR` (GEN may be a prefix such
+// as r0715).
+func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: fixture GEN DIR")
+	}
+	copyFixtureHomeTo(ts, fullGeneration(ts, args[0]), ts.MkAbs(args[1]))
+}
+
+// cmdDumpMatch compares a home's dump with a fixture's expected dump:
+// `dumpmatch HOME GEN CASE` (CASE "before" for the untouched home).
+func cmdDumpMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: dumpmatch HOME GEN CASE")
+	}
+	rec := &scriptTB{ts: ts}
+	got := dumpHome(rec, ts.MkAbs(args[0]))
+	want := loadExpected(rec, fullGeneration(ts, args[1]), args[2])
+	diffs := diffDump(got, want)
+	switch {
+	case neg && len(diffs) == 0:
+		ts.Fatalf("dump unexpectedly matches %s", args[2])
+	case !neg && len(diffs) > 0:
+		ts.Fatalf("dump differs from %s:\n%s", args[2], strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+	}
+}
+
+// cmdWaitFile waits up to 10 s for a file to exist.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.Fatalf("timed out waiting for %s", args[0])
+}
+
+func fullGeneration(ts *testscript.TestScript, prefix string) string {
+	for _, g := range fixtureGenerations() {
+		if strings.HasPrefix(g, prefix) {
+			return g
+		}
+	}
+	ts.Fatalf("no fixture generation %q", prefix)
+	return ""
+}
+
+// scriptTB adapts a TestScript to the testing.TB the dump helpers take.
+type scriptTB struct {
+	testing.TB
+	ts *testscript.TestScript
+}
+
+func (s *scriptTB) Helper()                           {}
+func (s *scriptTB) Fatalf(format string, args ...any) { s.ts.Fatalf(format, args...) }
+func (s *scriptTB) Errorf(format string, args ...any) { s.ts.Fatalf(format, args...) }
+
+// cmdSQLExec runs one SQL statement on a database: `sqlexec DB SQL`.
+func cmdSQLExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqlexec DB SQL")
+	}
+	db, err := sql.Open("sqlite", fxSqliteURI(ts.MkAbs(args[0]), "rw"))
+	if err != nil {
+		ts.Fatalf("sqlexec: %v", err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(args[1]); err != nil {
+		ts.Fatalf("sqlexec: %v", err)
+	}
+}

@@ -1,0 +1,90 @@
+package sessionsjson
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// WriteFileAtomic replaces path with data the way the runtime's atomic_replace does: a
+// symlink is written through to its target, the data goes to a temp file (tmpPattern, e.g.
+// ".sessions_*.tmp") in the target's directory, is fsynced, gets the existing file's mode
+// (0600 for a new file) and owner, and is renamed over the target; the directory is fsynced.
+// On any error the temp file is removed and the target is left as it was.
+func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
+	target, err := realPath(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), tmpPattern)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := fillTemp(tmp, target, data); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	return syncDir(filepath.Dir(target))
+}
+
+// fillTemp writes, syncs and closes tmp with the target's mode and owner.
+func fillTemp(tmp *os.File, target string, data []byte) error {
+	err := writeSynced(tmp, target, data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func writeSynced(tmp *os.File, target string, data []byte) error {
+	mode := fs.FileMode(0o600)
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil:
+		mode = fi.Mode().Perm()
+		if err := keepOwner(tmp, fi); err != nil {
+			return err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	return tmp.Sync()
+}
+
+// keepOwner gives tmp the owner of the existing file; EPERM (not root) is ignored.
+func keepOwner(tmp *os.File, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	err := tmp.Chown(int(st.Uid), int(st.Gid))
+	if errors.Is(err, syscall.EPERM) {
+		return nil
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

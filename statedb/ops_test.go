@@ -1,0 +1,352 @@
+package statedb
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sort"
+	"testing"
+)
+
+// opGenerations are the generations whose runtime has finalize, prune and a tip rule.
+func opGenerations() []generation {
+	return generations[1:]
+}
+
+// finalizeLikeCLI runs the candidates through FinalizeOrphans, skipping live-locked ones.
+func finalizeLikeCLI(t testing.TB, db *DB, now float64) FinalizeResult {
+	t.Helper()
+	ctx := context.Background()
+	cands, err := db.FinalizeCandidates(ctx, now, DefaultOrphanMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range cands {
+		if c.LiveLock == nil {
+			ids = append(ids, c.ID)
+		}
+	}
+	res, err := db.FinalizeOrphans(ctx, ids, now, DefaultOrphanMinAge, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func pruneLikeCLI(t testing.TB, db *DB, now float64) PruneResult {
+	t.Helper()
+	ctx := context.Background()
+	cands, err := db.GhostCandidates(ctx, now, DefaultGhostMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	res, err := db.PruneGhosts(ctx, ids, now, DefaultGhostMinAge, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func changedIDs(changes []RowChange, table string) []string {
+	var out []string
+	for _, c := range changes {
+		if c.Table == table {
+			out = append(out, c.Key["id"].Text)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestFinalizeOrphansMatchesRuntime(t *testing.T) {
+	want := map[string][]string{
+		"r0506-3b750715a": {"20260621_182357_4cea33", "20260630_030359_a9da10"},
+		"r0525-3914089d5": {"20260621_182357_4cea33", "20260630_030359_a9da10"},
+		"r0703-52d0d671e": {"20260621_182357_4cea33", "20260622_125201_1af486", "20260630_030359_a9da10"},
+		"r0715-c2a3b9ce5": {"20260621_182357_4cea33", "20260622_125201_1af486", "20260630_030359_a9da10"},
+	}
+	for _, g := range opGenerations() {
+		t.Run(g.name, func(t *testing.T) {
+			path := copyDB(t, g.name)
+			res := finalizeLikeCLI(t, openWrite(t, path), fixtureNow)
+			if got := changedIDs(res.Changes, "sessions"); !reflect.DeepEqual(got, want[g.name]) {
+				t.Errorf("finalized %v, want %v", got, want[g.name])
+			}
+			for _, c := range res.Changes {
+				if r, _ := c.After.Get("end_reason"); r.Text != EndReasonOrphanedCompression {
+					t.Errorf("%v after end_reason = %+v", c.Key, r)
+				}
+				if r, _ := c.Before.Get("ended_at"); r.Type != TypeNull {
+					t.Errorf("%v before ended_at = %+v", c.Key, r)
+				}
+			}
+			if res.Latch.Before != nil || res.Latch.After == nil {
+				t.Errorf("latch images: %+v", res.Latch)
+			}
+			exp := loadExpected(t, g.name, "finalize-orphans")
+			raw := rawDB(t, path)
+			compareSessions(t, dumpSessions(t, raw, true), exp.Sessions)
+			if got := readStateMeta(t, raw); !reflect.DeepEqual(got, exp.StateMeta) {
+				t.Errorf("state_meta = %v, want %v", got, exp.StateMeta)
+			}
+		})
+	}
+}
+
+func TestPruneGhostsMatchesRuntime(t *testing.T) {
+	want := []string{"20260628_040921_e394e0", "20260702_210131_8d7ee4"}
+	for _, g := range opGenerations() {
+		t.Run(g.name, func(t *testing.T) {
+			path := copyDB(t, g.name)
+			res := pruneLikeCLI(t, openWrite(t, path), fixtureNow)
+			if !reflect.DeepEqual(res.Deleted, want) || !reflect.DeepEqual(changedIDs(res.Changes, "sessions"), want) {
+				t.Errorf("deleted %v (changes %v), want %v", res.Deleted, changedIDs(res.Changes, "sessions"), want)
+			}
+			if len(res.Kept) != 0 || len(res.Skipped) != 0 {
+				t.Errorf("kept %v skipped %v", res.Kept, res.Skipped)
+			}
+			exp := loadExpected(t, g.name, "prune-ghosts")
+			raw := rawDB(t, path)
+			compareSessions(t, dumpSessions(t, raw, true), exp.Sessions)
+			if got := readStateMeta(t, raw); !reflect.DeepEqual(got, exp.StateMeta) {
+				t.Errorf("state_meta = %v, want %v", got, exp.StateMeta)
+			}
+		})
+	}
+}
+
+func candidateIDs(t *testing.T, db *DB, now float64) (orphans, ghosts map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
+	oc, err := db.FinalizeCandidates(ctx, now, DefaultOrphanMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := db.GhostCandidates(ctx, now, DefaultGhostMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans, ghosts = map[string]bool{}, map[string]bool{}
+	for _, o := range oc {
+		orphans[o.ID] = true
+	}
+	for _, g := range gc {
+		ghosts[g.ID] = true
+	}
+	return orphans, ghosts
+}
+
+func TestBoundariesAreStrict(t *testing.T) {
+	const edge7d, edge24h = "20260709_093000_f0a38d", "20260715_093000_0c75d5"
+	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
+	orphans, ghosts := candidateIDs(t, db, fixtureNow)
+	if orphans[edge7d] || ghosts[edge24h] {
+		t.Errorf("rows exactly at the cutoff are candidates: orphan=%v ghost=%v", orphans[edge7d], ghosts[edge24h])
+	}
+	orphans, ghosts = candidateIDs(t, db, fixtureNow+1e-6)
+	if !orphans[edge7d] || !ghosts[edge24h] {
+		t.Errorf("rows 1 µs past the cutoff are not candidates: orphan=%v ghost=%v", orphans[edge7d], ghosts[edge24h])
+	}
+}
+
+func TestFinalizeCandidatesCarryLiveLock(t *testing.T) {
+	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
+	cands, err := db.FinalizeCandidates(context.Background(), fixtureNow, DefaultOrphanMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := map[string]bool{}
+	for _, c := range cands {
+		locked[c.ID] = c.LiveLock != nil
+	}
+	want := map[string]bool{"20260621_182357_4cea33": false, "20260622_125201_1af486": false,
+		"20260622_053714_edd871": true, "20260630_030359_a9da10": false}
+	if !reflect.DeepEqual(locked, want) {
+		t.Errorf("candidates (id → live lock) = %v, want %v", locked, want)
+	}
+}
+
+func TestFinalizeRechecksLockInsideTx(t *testing.T) {
+	db := openWrite(t, copyDB(t, "r0715-c2a3b9ce5"))
+	const locked, young = "20260622_053714_edd871", "20260715_071724_2b156b"
+	res, err := db.FinalizeOrphans(context.Background(), []string{locked, young}, fixtureNow, DefaultOrphanMinAge, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 0 || !reflect.DeepEqual(res.Skipped, []string{locked, young}) {
+		t.Errorf("changes %d, skipped %v", len(res.Changes), res.Skipped)
+	}
+}
+
+func TestCompressionTipMatchesRepoint(t *testing.T) {
+	for _, g := range opGenerations() {
+		t.Run(g.name, func(t *testing.T) {
+			db := openRO(t, copyDB(t, g.name))
+			rule := TipRuleForSchema(db.Schema().Version)
+			before, after := loadExpected(t, g.name, "before"), loadExpected(t, g.name, "repoint")
+			if len(before.Routing) == 0 {
+				t.Fatal("no routing entries in before.json")
+			}
+			for key, e := range before.Routing {
+				tip, err := db.CompressionTip(context.Background(), e.SessionID, rule)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := after.Routing[key].SessionID; tip != want {
+					t.Errorf("%s: tip(%s) = %s, want %s", key, e.SessionID, tip, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCompressionTipRules(t *testing.T) {
+	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
+	cases := []struct {
+		id         string
+		rule       TipRule
+		want, role string
+	}{
+		{"20260712_190154_5c722086", TipV11, "20260712_190154_5c722086", "stale_race"},
+		{"20260712_190154_5c722086", TipV17, "20260713_005243_eb1a28", "stale_race"},
+		{"20260712_232151_8c6acb7b", TipV11, "20260713_202336_d490ef", "stale_siblings"},
+		{"20260712_232151_8c6acb7b", TipV17, "20260713_122336_478460", "stale_siblings"},
+		{"20260713_083008_9c35f8c3", TipV11, "20260713_221054_f44293", "stale_chain"},
+		{"20260713_083008_9c35f8c3", TipV17, "20260713_221054_f44293", "stale_chain"},
+		{"20260713_083008_9c35f8c3", TipNone, "20260713_083008_9c35f8c3", "no rule"},
+	}
+	for _, c := range cases {
+		got, err := db.CompressionTip(context.Background(), c.id, c.rule)
+		if err != nil || got != c.want {
+			t.Errorf("%s rule %d: %s, %v; want %s", c.role, c.rule, got, err, c.want)
+		}
+	}
+	for v, want := range map[int]TipRule{6: TipNone, 7: TipV11, 16: TipV11, 17: TipV17, 21: TipV17} {
+		if got := TipRuleForSchema(v); got != want {
+			t.Errorf("TipRuleForSchema(%d) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+func TestCompressionTipCycle(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	raw := rawDB(t, path)
+	mustExec(t, raw, "PRAGMA foreign_keys = OFF")
+	mustExec(t, raw, `INSERT INTO sessions (id, source, started_at, ended_at, end_reason, parent_session_id)
+		VALUES ('cyc_a', 'cli', 10, 20, 'compression', 'cyc_b'), ('cyc_b', 'cli', 30, 40, 'compression', 'cyc_a')`)
+	db := openRO(t, path)
+	for _, rule := range []TipRule{TipV11, TipV17} {
+		got, err := db.CompressionTip(context.Background(), "cyc_a", rule)
+		if err != nil || got != "cyc_b" {
+			t.Errorf("rule %d: %q, %v; want cyc_b", rule, got, err)
+		}
+	}
+}
+
+func TestRestoreRoundTrip(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	raw := rawDB(t, path)
+	// A usage row for a ghost, removed by ON DELETE CASCADE and restored with it.
+	mustExec(t, raw, `INSERT INTO session_model_usage (session_id, model, api_call_count, first_seen)
+		VALUES ('20260628_040921_e394e0', 'm', 0, 1.5)`)
+	tables := []string{"sessions", "session_model_usage", "state_meta"}
+	dump := func() map[string]string {
+		out := map[string]string{}
+		for _, tb := range tables {
+			out[tb] = typedDump(t, raw, tb)
+		}
+		return out
+	}
+	start := dump()
+	db := openWrite(t, path)
+	fin := finalizeLikeCLI(t, db, fixtureNow)
+	pr := pruneLikeCLI(t, db, fixtureNow)
+	if len(pr.Changes) != 3 || pr.Changes[2].Table != "session_model_usage" || pr.Changes[2].After != nil {
+		t.Fatalf("prune changes: %+v", pr.Changes)
+	}
+	if reflect.DeepEqual(dump(), start) {
+		t.Fatal("nothing changed")
+	}
+	var undo []RowRestore
+	for _, c := range append(append(pr.Changes, pr.Latch), append(fin.Changes, fin.Latch)...) {
+		undo = append(undo, c.Undo())
+	}
+	if _, err := db.RestoreRows(context.Background(), undo); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(); !reflect.DeepEqual(got, start) {
+		for _, tb := range tables {
+			if got[tb] != start[tb] {
+				t.Errorf("%s differs after restore:\n%s\nwant\n%s", tb, got[tb], start[tb])
+			}
+		}
+	}
+}
+
+func TestRestoreConflictChangesNothing(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	db := openWrite(t, path)
+	fin := finalizeLikeCLI(t, db, fixtureNow)
+	pr := pruneLikeCLI(t, db, fixtureNow)
+	raw := rawDB(t, path)
+	mustExec(t, raw, "UPDATE sessions SET title = 'touched' WHERE id = ?", fin.Changes[1].Key["id"].Text)
+	before := typedDump(t, raw, "sessions") + typedDump(t, raw, "state_meta")
+	var undo []RowRestore
+	for _, c := range append(append(pr.Changes, pr.Latch), append(fin.Changes, fin.Latch)...) {
+		undo = append(undo, c.Undo())
+	}
+	_, err := db.RestoreRows(context.Background(), undo)
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("err = %v, want ErrConflict", err)
+	}
+	if after := typedDump(t, raw, "sessions") + typedDump(t, raw, "state_meta"); after != before {
+		t.Error("a conflicting restore changed rows")
+	}
+	// A re-created row that already exists is a conflict too.
+	_, err = db.RestoreRows(context.Background(), []RowRestore{{Table: "sessions",
+		Key: fin.Changes[0].Key, Expected: nil, Desired: fin.Changes[0].Before}})
+	if !errors.Is(err, ErrConflict) {
+		t.Errorf("insert over an existing row: err = %v, want ErrConflict", err)
+	}
+}
+
+func TestPruneKeepsGhostsWithChildren(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	const ghost, other = "20260628_040921_e394e0", "20260702_210131_8d7ee4"
+	mustExec(t, rawDB(t, path), `INSERT INTO sessions (id, source, started_at, parent_session_id)
+		VALUES ('child_of_ghost', 'cli', 1784000000, ?)`, ghost)
+	db := openWrite(t, path)
+	cands, err := db.GhostCandidates(context.Background(), fixtureNow, DefaultGhostMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cands {
+		if c.ID == ghost && !reflect.DeepEqual(c.ChildIDs, []string{"child_of_ghost"}) {
+			t.Errorf("ghost children = %v", c.ChildIDs)
+		}
+	}
+	res := pruneLikeCLI(t, db, fixtureNow)
+	if !reflect.DeepEqual(res.Kept, []string{ghost}) || !reflect.DeepEqual(res.Deleted, []string{other}) {
+		t.Errorf("kept %v deleted %v", res.Kept, res.Deleted)
+	}
+	if _, err := db.Session(context.Background(), ghost); err != nil {
+		t.Errorf("kept ghost: %v", err)
+	}
+}
+
+func TestSplitDeletable(t *testing.T) {
+	children := map[string][]string{"a": {"b"}, "b": {"c"}, "d": {"e"}}
+	del, kept := splitDeletable([]string{"a", "b", "c", "d"}, children)
+	if !reflect.DeepEqual(del, []string{"a", "b", "c"}) || !reflect.DeepEqual(kept, []string{"d"}) {
+		t.Errorf("deleted %v kept %v", del, kept)
+	}
+	del, kept = splitDeletable([]string{"a", "b"}, children)
+	if len(del) != 0 || !reflect.DeepEqual(kept, []string{"a", "b"}) {
+		t.Errorf("chain with an outside child: deleted %v kept %v", del, kept)
+	}
+}
