@@ -133,7 +133,7 @@ func checkEntries(v *homeView) []Finding {
 	owners := map[string][]string{}
 	for _, e := range v.routing {
 		if e.Skip != "" {
-			out = append(out, Finding{"entry.skipped", sevError, e.Key, "the runtime skips this entry: " + e.Skip + "; fix or remove it by hand"})
+			out = append(out, Finding{"entry.skipped", sevWarn, e.Key, "the runtime skips this entry: " + e.Skip + "; fix or remove it by hand"})
 			continue
 		}
 		owners[e.SessionID] = append(owners[e.SessionID], e.Key)

@@ -34,16 +34,33 @@ type statusCounts struct {
 
 // statusData is data of `status --json`.
 type statusData struct {
-	Counts        statusCounts    `json:"counts"`
-	RoutingSource string          `json:"routing_source"`
-	ForeignScopes map[string]int  `json:"foreign_scopes,omitempty"`
-	RestartCounts map[string]any  `json:"restart_failure_counts"`
-	CleanShutdown bool            `json:"clean_shutdown"`
-	JournalMode   string          `json:"journal_mode,omitempty"`
-	NextStart     []startAction   `json:"next_start"`
-	Gateway       string          `json:"gateway_detail"`
-	SQLiteVersion string          `json:"sqlite_version,omitempty"`
-	Schema        *statedb.Schema `json:"schema,omitempty"`
+	Counts        statusCounts   `json:"counts"`
+	RoutingSource string         `json:"routing_source"`
+	ForeignScopes map[string]int `json:"foreign_scopes,omitempty"`
+	RestartCounts map[string]any `json:"restart_failure_counts"`
+	CleanShutdown bool           `json:"clean_shutdown"`
+	JournalMode   string         `json:"journal_mode,omitempty"`
+	NextStart     []startAction  `json:"next_start"`
+	Gateway       string         `json:"gateway_detail"`
+	SQLiteVersion string         `json:"sqlite_version,omitempty"`
+	Schema        *schemaSummary `json:"schema,omitempty"`
+}
+
+// schemaSummary is the state.db schema as status reports it.
+type schemaSummary struct {
+	Version          int    `json:"version"`
+	Known            bool   `json:"known"`
+	FTSLayout        string `json:"fts_layout"`
+	CompressionLocks bool   `json:"compression_locks"`
+	GatewayRouting   bool   `json:"gateway_routing"`
+	StateMeta        bool   `json:"state_meta"`
+	PageCount        int64  `json:"page_count"`
+	FreelistCount    int64  `json:"freelist_count"`
+}
+
+func summariseSchema(s statedb.Schema) *schemaSummary {
+	return &schemaSummary{Version: s.Version, Known: s.Known, FTSLayout: s.FTSLayout, CompressionLocks: s.HasCompressionLocks,
+		GatewayRouting: s.HasGatewayRouting, StateMeta: s.HasStateMeta, PageCount: s.PageCount, FreelistCount: s.FreelistCount}
 }
 
 func runStatus(c *cli.Context) error {
@@ -96,10 +113,9 @@ func buildStatus(ctx context.Context, v *homeView) (statusData, []Finding, error
 			return d, nil, fmt.Errorf("state.db: %w", err)
 		}
 		d.Counts.Sessions, d.Counts.OpenSessions, d.Counts.EndedSessions, d.Counts.Messages = t.Sessions, t.Open, t.Ended, t.Messages
-		schema := v.schema
-		d.Schema = &schema
-		d.JournalMode = schema.JournalMode
-		d.SQLiteVersion = schema.SQLiteVersion
+		d.Schema = summariseSchema(v.schema)
+		d.JournalMode = v.schema.JournalMode
+		d.SQLiteVersion = v.schema.SQLiteVersion
 	}
 	return d, scopeFindings(v), nil
 }
