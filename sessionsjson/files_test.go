@@ -1,0 +1,310 @@
+package sessionsjson
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) (write, check string)
+		mode  os.FileMode
+	}{
+		{"new file gets 0600", func(t *testing.T) (string, string) {
+			p := filepath.Join(dir, "new.json")
+			return p, p
+		}, 0o600},
+		{"existing mode kept", func(t *testing.T) (string, string) {
+			p := filepath.Join(dir, "kept.json")
+			mustWrite(t, p, "old", 0o640)
+			return p, p
+		}, 0o640},
+		{"symlink written through", func(t *testing.T) (string, string) {
+			real := filepath.Join(dir, "real.json")
+			mustWrite(t, real, "old", 0o644)
+			link := filepath.Join(dir, "link.json")
+			if err := os.Symlink("real.json", link); err != nil {
+				t.Fatal(err)
+			}
+			return link, real
+		}, 0o644},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			write, check := tt.setup(t)
+			if err := WriteFileAtomic(write, []byte("new"), ".sessions_*.tmp"); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(check)
+			if err != nil || fi.Mode().Perm() != tt.mode {
+				t.Fatalf("stat %s: %v %v", check, fi.Mode(), err)
+			}
+			if data, _ := os.ReadFile(check); string(data) != "new" {
+				t.Fatalf("content %q", data)
+			}
+			if li, _ := os.Lstat(write); write != check && li.Mode()&os.ModeSymlink == 0 {
+				t.Fatal("symlink was replaced")
+			}
+		})
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".sessions_*")); len(left) > 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+}
+
+func TestWriteFileAtomicFailure(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "sessions.json")
+	mustWrite(t, target, "old", 0o600)
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(dir, 0o700)
+		if err := WriteFileAtomic(target, []byte("new"), ".sessions_*.tmp"); err == nil {
+			t.Fatal("write into a read-only directory succeeded")
+		}
+	}
+	// Renaming onto a directory fails after the temp file was written: it must be removed.
+	sub := filepath.Join(dir, "adir")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(sub, "x"), "", 0o600)
+	if err := WriteFileAtomic(sub, []byte("new"), ".sessions_*.tmp"); err == nil {
+		t.Fatal("replacing a non-empty directory succeeded")
+	}
+	if data, _ := os.ReadFile(target); string(data) != "old" {
+		t.Fatalf("target changed: %q", data)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".sessions_*")); len(left) > 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+}
+
+func mustWrite(t *testing.T, path, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestToolLock(t *testing.T) {
+	h := Home{Root: t.TempDir()}
+	h.Dir = h.Root
+	release, err := AcquireToolLock(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(h.ToolLockFile()); string(data) != fmt.Sprintf("%d\n", os.Getpid()) {
+		t.Fatalf("lock file content %q", data)
+	}
+	_, err = AcquireToolLock(h)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+		t.Fatalf("second acquire = %v", err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	release, err = AcquireToolLock(h)
+	if err != nil {
+		t.Fatalf("re-acquire: %v", err)
+	}
+	_ = release()
+	if fi, _ := os.Stat(h.ToolDir()); fi.Mode().Perm() != 0o700 {
+		t.Errorf("tool dir mode %v", fi.Mode())
+	}
+	missing := Home{Dir: filepath.Join(h.Root, "nope")}
+	if _, err := AcquireToolLock(missing); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing home: %v", err)
+	}
+}
+
+func TestResolveHome(t *testing.T) {
+	root := t.TempDir()
+	withActive := filepath.Join(root, "withactive")
+	mustMkdir(t, withActive)
+	mustWrite(t, filepath.Join(withActive, "active_profile"), "coder\n", 0o600)
+	badActive := filepath.Join(root, "badactive")
+	mustMkdir(t, badActive)
+	mustWrite(t, filepath.Join(badActive, "active_profile"), "Bad Name", 0o600)
+	profDir := filepath.Join(withActive, "profiles", "x")
+	mustMkdir(t, profDir)
+	mustWrite(t, filepath.Join(profDir, "active_profile"), "coder", 0o600)
+	tests := []struct {
+		name               string
+		opts               HomeOptions
+		env                map[string]string
+		dir, src, psrc, pr string
+		err                error
+	}{
+		{"default", HomeOptions{UserHomeDir: root}, nil, filepath.Join(root, ".hermes"), SourceDefault, "", "", nil},
+		{"env trimmed", HomeOptions{UserHomeDir: root}, map[string]string{"HERMES_HOME": " " + withActive + "\n"}, filepath.Join(withActive, "profiles", "coder"), SourceEnv, SourceActiveProfile, "coder", nil},
+		{"flag beats env", HomeOptions{Home: root}, map[string]string{"HERMES_HOME": withActive}, root, SourceFlag, "", "", nil},
+		{"profile flag", HomeOptions{Home: withActive, Profile: "ops"}, nil, filepath.Join(withActive, "profiles", "ops"), SourceFlag, SourceFlag, "ops", nil},
+		{"profile default", HomeOptions{Home: withActive, Profile: "default"}, nil, withActive, SourceFlag, SourceFlag, "default", nil},
+		{"invalid profile flag", HomeOptions{Home: root, Profile: "../x"}, nil, "", "", "", "", ErrInvalid},
+		{"invalid active_profile", HomeOptions{Home: badActive}, nil, "", "", "", "", ErrInvalid},
+		{"s6 child ignores active_profile", HomeOptions{Home: withActive}, map[string]string{"HERMES_S6_SUPERVISED_CHILD": "1"}, withActive, SourceFlag, "", "", nil},
+		{"profile dir ignores active_profile", HomeOptions{Home: profDir}, nil, profDir, SourceFlag, "", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Getenv = func(k string) string { return tt.env[k] }
+			h, err := ResolveHome(tt.opts)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil || h.Dir != tt.dir || h.HomeSource != tt.src || h.ProfileSource != tt.psrc || h.Profile != tt.pr {
+				t.Fatalf("ResolveHome = %+v, %v", h, err)
+			}
+		})
+	}
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHomeValidate(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "file")
+	mustWrite(t, file, "", 0o600)
+	badSessions := filepath.Join(root, "bad")
+	mustMkdir(t, badSessions)
+	mustWrite(t, filepath.Join(badSessions, "sessions"), "", 0o600)
+	tests := []struct {
+		dir string
+		err error
+	}{
+		{root, nil}, {filepath.Join(root, "missing"), ErrNotFound}, {file, ErrCorrupt}, {badSessions, ErrCorrupt},
+	}
+	for _, tt := range tests {
+		err := Home{Root: tt.dir, Dir: tt.dir}.Validate()
+		if tt.err == nil && err != nil || tt.err != nil && !errors.Is(err, tt.err) {
+			t.Errorf("Validate(%s) = %v, want %v", tt.dir, err, tt.err)
+		}
+	}
+}
+
+func TestResolvedSessionsDir(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real")
+	mustMkdir(t, filepath.Join(real, "sessions"))
+	if err := os.Symlink(real, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	resolvedRoot, _ := filepath.EvalSymlinks(root)
+	tests := []struct{ dir, want string }{
+		{filepath.Join(root, "link"), filepath.Join(resolvedRoot, "real", "sessions")},
+		{filepath.Join(root, "link", "profiles", "p"), filepath.Join(resolvedRoot, "real", "profiles", "p", "sessions")},
+	}
+	for _, tt := range tests {
+		got, err := ResolvedSessionsDir(Home{Dir: tt.dir})
+		if err != nil || got != tt.want {
+			t.Errorf("ResolvedSessionsDir(%s) = %s, %v; want %s", tt.dir, got, err, tt.want)
+		}
+	}
+}
+
+func TestDetectGateway(t *testing.T) {
+	self := fmt.Sprintf(`{"pid": %d, "kind": "hermes-gateway", "start_time": null}`, os.Getpid())
+	tests := []struct {
+		name    string
+		files   map[string]string
+		lock    bool
+		running bool
+		method  string
+	}{
+		{"nothing", nil, false, false, MethodNone},
+		{"lock free", map[string]string{"gateway.lock": self}, false, false, MethodLockFree},
+		{"lock held", map[string]string{"gateway.lock": self, "gateway.pid": self}, true, true, MethodLockHeld},
+		{"pid not a gateway", map[string]string{"gateway.pid": self}, false, false, MethodNone},
+		{"dead pid", map[string]string{"gateway.pid": `{"pid": 2147483646}`}, false, false, MethodNone},
+		{"state stopped", map[string]string{"gateway.lock": "", "gateway_state.json": `{"pid": 1, "gateway_state": "stopped"}`}, false, false, MethodLockFree},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Home{Root: t.TempDir()}
+			h.Dir = h.Root
+			for name, content := range tt.files {
+				mustWrite(t, filepath.Join(h.Dir, name), content, 0o644)
+			}
+			if tt.lock {
+				holdLock(t, h.GatewayLockFile())
+			}
+			st := DetectGateway(h)
+			if st.Running != tt.running || st.Method != tt.method || st.Detail == "" {
+				t.Fatalf("DetectGateway = %+v", st)
+			}
+			if tt.running && st.PID != os.Getpid() {
+				t.Fatalf("pid = %d", st.PID)
+			}
+			if len(tt.files) == 0 {
+				if entries, _ := os.ReadDir(h.Dir); len(entries) != 0 {
+					t.Fatal("detection created files")
+				}
+			}
+		})
+	}
+}
+
+func TestDetectGatewayPIDFile(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "gateway", "run.py")
+	mustMkdir(t, filepath.Dir(fake))
+	if err := os.Symlink(sleep, fake); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(fake, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	h := Home{Root: dir, Dir: dir}
+	start, _ := procStartTime(cmd.Process.Pid)
+	tests := []struct {
+		start   int64
+		running bool
+	}{{start, true}, {start + 1, false}}
+	for _, tt := range tests {
+		mustWrite(t, h.PIDFile(), fmt.Sprintf(`{"pid": %d, "start_time": %d}`, cmd.Process.Pid, tt.start), 0o644)
+		if st := DetectGateway(h); st.Running != tt.running {
+			t.Errorf("start_time %d: %+v", tt.start, st)
+		}
+	}
+}
+
+func holdLock(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock is per open file description: a second open in this process conflicts with it.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+}
