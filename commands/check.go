@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
 )
 
@@ -116,33 +117,97 @@ func runChecks(ctx context.Context, v *homeView, deep bool) ([]Finding, error) {
 func checkSessionsFile(v *homeView) []Finding {
 	var out []Finding
 	if v.docErr != nil {
-		out = append(out, Finding{"sessions-json.unreadable", sevError, "sessions.json",
-			oneLine(v.docErr) + ": the runtime starts empty and overwrites it on its next save; restore it from a backup"})
+		out = append(out, unreadableFinding(v))
 	}
 	tmps, _ := filepath.Glob(filepath.Join(v.opts.home.SessionsDir(), ".sessions_*.tmp"))
 	for _, t := range tmps {
 		out = append(out, Finding{"sessions-json.leftover-tmp", sevWarn, filepath.Base(t),
-			"leftover temp file from an interrupted save: safe to delete once the gateway is stopped"})
+			"leftover temp file from an interrupted save: safe to delete once the gateway is stopped (rm " + relToHome(v.opts, t) + ")"})
 	}
 	return out
+}
+
+// unreadableFinding words sessions-json.unreadable after what is wrong with the file: a BOM
+// (recoverable by stripping it), a top level that is not an object, invalid JSON or UTF-8, or
+// a file that cannot be read.
+func unreadableFinding(v *homeView) Finding {
+	msg := oneLine(v.docErr)
+	msg = strings.TrimPrefix(msg, v.opts.home.SessionsJSON()+": ")
+	msg = strings.TrimSuffix(msg, ": "+sessionsjson.ErrCorrupt.Error())
+	effect := "the runtime fails to load it, starts with no entries and overwrites it on its next save (no backup)"
+	sev := sevError
+	if v.routingSrc == "gateway_routing" {
+		sev = sevWarn
+		effect = "it is only the mirror: the runtime routes from gateway_routing, imports nothing from it and rewrites it on its next save"
+	}
+	fix := "with the gateway stopped, restore it from a backup"
+	switch {
+	case strings.Contains(msg, "UTF-8 BOM"):
+		msg = "starts with a UTF-8 BOM (the runtime reads strict UTF-8)"
+		fix = `with the gateway stopped, strip the 3 BOM bytes: sed -i '1s/^\xEF\xBB\xBF//' sessions/sessions.json; then sessionctl check`
+	case strings.Contains(msg, "not an object"):
+		msg = strings.Replace(msg, "top level is ", "top level is not a JSON object but ", 1)
+		msg = strings.TrimSuffix(msg, ", not an object")
+	case strings.Contains(msg, "invalid JSON") || strings.Contains(msg, "UTF-8"):
+		msg = "not valid JSON: " + msg
+	default:
+		msg = "cannot be read: " + msg
+	}
+	return Finding{"sessions-json.unreadable", sev, "sessions.json", "sessions.json " + msg + ": " + effect + "; " + fix}
 }
 
 func checkEntries(v *homeView) []Finding {
 	now := v.opts.clock.NaiveLocalMicros(time.Local)
 	var out []Finding
 	owners := map[string][]string{}
+	var ids []string
 	for _, e := range v.routing {
 		if e.Skip != "" {
-			out = append(out, Finding{"entry.skipped", sevWarn, e.Key, "the runtime skips this entry: " + e.Skip + "; fix or remove it by hand"})
+			out = append(out, skippedFinding(e))
 			continue
 		}
+		if _, seen := owners[e.SessionID]; !seen {
+			ids = append(ids, e.SessionID)
+		}
 		owners[e.SessionID] = append(owners[e.SessionID], e.Key)
+		out = append(out, pathSafetyFindings(v, e)...)
 		out = append(out, checkEntry(e, now)...)
 	}
-	for id, keys := range owners {
-		if len(keys) > 1 {
-			out = append(out, Finding{"entry.shared-session", sevWarn, id, "session shared by " + strings.Join(keys, ", ") + ": suspend all but one (sessionctl suspend KEY)"})
+	for _, id := range ids {
+		if keys := owners[id]; len(keys) > 1 {
+			out = append(out, Finding{"entry.shared-session", sevWarn, id, "session shared by " + strings.Join(keys, ", ") +
+				": both conversations write into one transcript; suspend all but one (sessionctl suspend KEY --apply)"})
 		}
+	}
+	return out
+}
+
+// skippedFinding reports an entry the runtime does not load. Entries skipped for path safety
+// get their own check name (entry.path-unsafe); every other reason is entry.skipped.
+func skippedFinding(e *sessionsjson.Entry) Finding {
+	if strings.Contains(e.Skip, " path-unsafe: ") {
+		return Finding{"entry.path-unsafe", sevWarn, e.Key, "skipped by the runtime, " + e.Skip +
+			": the conversation starts a new session and this entry is dropped on the next save; inspect it (sessionctl entries show KEY), then fix or remove it by hand with the gateway stopped"}
+	}
+	return Finding{"entry.skipped", sevWarn, e.Key, "the runtime skips this entry: " + e.Skip +
+		"; inspect it (sessionctl entries show KEY), then fix or remove it by hand with the gateway stopped"}
+}
+
+// pathSafetyFindings flags path-unsafe ids and keys in generations whose loader does not check
+// them (before r0703): the runtime loads the entry, builds transcript paths from the id, and a
+// later runtime skips it.
+func pathSafetyFindings(v *homeView, e *sessionsjson.Entry) []Finding {
+	if v.rules.PathSafety != sessionsjson.PathSafetyNone {
+		return nil
+	}
+	var out []Finding
+	if p := sessionsjson.SessionIDProblem(e.SessionID); p != "" {
+		out = append(out, Finding{"entry.path-unsafe", sevWarn, e.Key, "session_id " + e.SessionID + " is path-unsafe (" + p +
+			"): this generation loads it and names transcript files after it; r0703+ runtimes skip the entry; suspend it (sessionctl suspend KEY --apply) and fix it by hand"})
+	}
+	if p := sessionsjson.SessionKeyProblem(e.Key, true); p != "" {
+		out = append(out, Finding{"entry.path-unsafe", sevWarn, e.Key, "key is path-unsafe (" + p +
+			"): r0703+ runtimes skip the entry; suspend it (sessionctl suspend KEY --apply) and fix it by hand"})
 	}
 	return out
 }
@@ -166,13 +231,13 @@ func checkEntry(e *sessionsjson.Entry, now int64) []Finding {
 		out = append(out, Finding{"entry.key-mismatch", sevWarn, e.Key, "session_key field is " + e.SessionKey + ": the runtime indexes by the dict key"})
 	}
 	if e.Suspended && e.ResumePending {
-		out = append(out, Finding{"entry.suspended-and-pending", sevWarn, e.Key, "both suspended and resume_pending: suspended wins; clear the marker (sessionctl resume clear KEY)"})
+		out = append(out, Finding{"entry.suspended-and-pending", sevWarn, e.Key, "both suspended and resume_pending: suspended wins and the marker never fires; clear it (sessionctl resume clear KEY --apply)"})
 	}
 	if e.ResumePending && markerAge(e, now) > freshnessWindowMicros {
-		out = append(out, Finding{"entry.stale-resume", sevWarn, e.Key, "resume marker older than the 1 h freshness window: never auto-resumed (sessionctl resume clear --stale)"})
+		out = append(out, Finding{"entry.stale-resume", sevWarn, e.Key, "resume marker older than the 1 h freshness window: never auto-resumed; clear it (sessionctl resume clear --stale --apply)"})
 	}
 	if e.ResumePending && (e.ResumeReason == nil || !autoResumeReasons[*e.ResumeReason]) {
-		out = append(out, Finding{"entry.unknown-resume-reason", sevWarn, e.Key, "resume_reason is not one the runtime auto-resumes: clear it (sessionctl resume clear KEY)"})
+		out = append(out, Finding{"entry.unknown-resume-reason", sevWarn, e.Key, "resume_reason is not one the runtime auto-resumes (restart_timeout, shutdown_timeout, restart_interrupted): clear it (sessionctl resume clear KEY --apply)"})
 	}
 	if !e.PlatformKnown && e.Platform != "" {
 		out = append(out, Finding{"entry.unknown-platform", sevInfo, e.Key, "platform " + e.Platform + " is not a built-in one: the runtime loads it as null unless a plugin provides it"})
@@ -194,13 +259,16 @@ func checkCountsFile(v *homeView) []Finding {
 	for _, key := range v.counts.Keys {
 		n, ok := v.counts.Int(key)
 		e := v.entry(key)
+		if e != nil && e.Skip != "" {
+			e = nil
+		}
 		switch {
 		case !ok:
 			out = append(out, Finding{"counts.not-integer", sevWarn, key, "count " + string(v.counts.Values[key]) + " is not an integer: the gateway's shutdown raises on it; delete the file with the gateway stopped"})
 		case e == nil:
-			out = append(out, Finding{"counts.orphan-key", sevInfo, key, "count for a key with no routing entry: ignored by the runtime"})
+			out = append(out, Finding{"counts.orphan-key", sevInfo, key, "count for a key with no loaded routing entry: ignored by the runtime, harmless (no action needed)"})
 		case n >= stuckLoopThreshold && !e.Suspended:
-			out = append(out, Finding{"counts.stuck", sevWarn, key, fmt.Sprintf("active across %d restarts (threshold 3), not suspended: sessionctl suspend-stuck", n)})
+			out = append(out, Finding{"counts.stuck", sevWarn, key, fmt.Sprintf("active across %d restarts (at or over the threshold 3), not suspended: the next start suspends it; sessionctl suspend-stuck --apply", n)})
 		}
 	}
 	return out
@@ -214,30 +282,35 @@ func checkRoutingRows(v *homeView, rows map[string]rowInfo) []Finding {
 	for _, e := range v.loaded() {
 		row, ok := rows[e.SessionID]
 		if !ok {
-			out = append(out, Finding{"entry.row-missing", sevWarn, e.Key, "session " + e.SessionID + " has no state.db row (the row insert failed or the DB was replaced)"})
+			out = append(out, Finding{"entry.row-missing", sevWarn, e.Key, "session " + e.SessionID + " has no state.db row (the row insert failed or the DB was replaced): the transcript is not searchable; sessionctl entries show KEY"})
 			continue
 		}
-		out = append(out, rowStateFinding(e, row)...)
+		out = append(out, rowStateFinding(v, e, row)...)
 		if e.Platform != "" && row.Session.Source != e.Platform {
-			out = append(out, Finding{"entry.source-mismatch", sevWarn, e.Key, "row source " + row.Session.Source + " differs from the entry's platform " + e.Platform})
+			out = append(out, Finding{"entry.source-mismatch", sevWarn, e.Key, "row source " + row.Session.Source + " differs from the entry's platform " + e.Platform + ": the entry points at another platform's session; sessionctl sessions show " + e.SessionID})
 		}
 		if row.Session.SessionKey != nil && *row.Session.SessionKey != "" && *row.Session.SessionKey != e.Key {
-			out = append(out, Finding{"entry.row-key-mismatch", sevWarn, e.Key, "row " + e.SessionID + " belongs to key " + *row.Session.SessionKey})
+			out = append(out, Finding{"entry.row-key-mismatch", sevWarn, e.Key, "row " + e.SessionID + " belongs to key " + *row.Session.SessionKey + ": two conversations share one session; suspend one (sessionctl suspend KEY --apply)"})
 		}
 	}
 	return out
 }
 
-func rowStateFinding(e *sessionsjson.Entry, row rowInfo) []Finding {
+func rowStateFinding(v *homeView, e *sessionsjson.Entry, row rowInfo) []Finding {
+	prunes := startRulesFor(v.gen).pruneEndedAtLoad
 	switch {
 	case row.EndReason == "":
 		return nil
 	case row.Tip != "":
-		return []Finding{{"entry.repointable", sevWarn, e.Key, "points at " + e.SessionID + ", ended by compression; continuation " + row.Tip + " (sessionctl repoint)"}}
+		return []Finding{{"entry.repointable", sevWarn, e.Key, "points at " + e.SessionID + ", ended by compression; its continuation is " + row.Tip + ": sessionctl repoint --apply"}}
 	case row.EndReason == "agent_close" || row.EndReason == "ws_orphan_reap":
-		return []Finding{{"entry.row-ended", sevInfo, e.Key, "row ended " + row.EndReason + ": recoverable, the runtime reopens it"}}
+		return []Finding{{"entry.row-ended", sevInfo, e.Key, "row ended " + row.EndReason + ": recoverable, the runtime reopens it (no action needed)"}}
+	case prunes:
+		return []Finding{{"entry.row-ended", sevInfo, e.Key, "row ended " + row.EndReason + " with no continuation: the next start drops this mapping and the next message starts a new session (no action needed; sessionctl entries show KEY)"}}
+	case row.EndReason == "compression" && statedb.TipRuleForSchema(v.schema.Version) == statedb.TipNone:
+		return []Finding{{"entry.row-ended", sevWarn, e.Key, "row ended compression (stale mapping): generation " + string(v.gen) + " keeps using it and continues on the ended row; it has no compression-tip rule, so sessionctl repoint does not apply: upgrade the gateway"}}
 	default:
-		return []Finding{{"entry.row-ended", sevWarn, e.Key, "row ended " + row.EndReason + ": the next start or message drops this mapping and starts a new session"}}
+		return []Finding{{"entry.row-ended", sevWarn, e.Key, "row ended " + row.EndReason + " (stale mapping): generation " + string(v.gen) + " keeps using it and continues on the ended row; no continuation to repoint to: sessionctl entries show KEY"}}
 	}
 }
 
@@ -250,13 +323,22 @@ func checkMirror(v *homeView) []Finding {
 	for _, e := range v.routing {
 		primary[e.Key] = e
 	}
+	inMirror := map[string]bool{}
+	for _, m := range v.doc.Entries() {
+		inMirror[m.Key] = true
+	}
+	for _, e := range v.routing {
+		if !inMirror[e.Key] {
+			out = append(out, Finding{"routing.mirror-missing", sevInfo, e.Key, "in gateway_routing but not in the sessions.json mirror: tools reading sessions.json miss it; the gateway's next save rewrites the mirror (no action needed)"})
+		}
+	}
 	for _, m := range v.doc.Entries() {
 		p, ok := primary[m.Key]
 		switch {
 		case !ok:
-			out = append(out, Finding{"routing.mirror-only", sevWarn, m.Key, "only in the sessions.json mirror: imported into gateway_routing at the next gateway start"})
+			out = append(out, Finding{"routing.mirror-only", sevWarn, m.Key, "only in the sessions.json mirror, not in gateway_routing: the next gateway start imports it (check it is wanted: sessionctl entries show KEY)"})
 		case !sameJSON(p.Raw(), m.Raw()):
-			out = append(out, Finding{"routing.mirror-differs", sevInfo, m.Key, "sessions.json mirror differs from gateway_routing (the database wins)"})
+			out = append(out, Finding{"routing.mirror-differs", sevInfo, m.Key, "sessions.json mirror differs from gateway_routing: the database wins and the gateway's next save rewrites the mirror (no action needed)"})
 		}
 	}
 	return out
@@ -268,7 +350,7 @@ func checkGateway(v *homeView, findings []Finding) []Finding {
 	}
 	for _, f := range findings {
 		if f.Severity != sevInfo {
-			return []Finding{{"gateway.running", sevInfo, "gateway", "a gateway is running: routing repairs are refused until it stops (state.db repairs may run)"}}
+			return []Finding{{"gateway.running", sevInfo, "gateway", "a gateway is running while repairs are pending: routing repairs are refused until it stops (sessionctl maintain --apply runs the state.db repairs now and skips the routing ones)"}}
 		}
 	}
 	return nil
@@ -280,14 +362,18 @@ func checkDatabase(ctx context.Context, v *homeView, deep bool) ([]Finding, erro
 	}
 	var out []Finding
 	if !v.schema.Known {
-		out = append(out, Finding{"db.schema-unknown", sevError, "state.db", fmt.Sprintf("schema v%d is newer than this sessionctl (≤ v21): reads work, writes are refused; upgrade sessionctl", v.schema.Version)})
+		what := "newer than this sessionctl knows (≤ v21)"
+		if !v.schema.Newer {
+			what = "not a schema version any Hermes runtime wrote"
+		}
+		out = append(out, Finding{"db.schema-unknown", sevError, "state.db", fmt.Sprintf("schema v%d is %s: reads work, every write is refused (exit 4); upgrade sessionctl", v.schema.Version, what)})
 	}
 	problems, err := v.db.QuickCheck(ctx, deep)
 	if err != nil {
 		return nil, fmt.Errorf("state.db check: %w", err)
 	}
 	for _, p := range problems {
-		out = append(out, Finding{"db.integrity", sevError, "state.db", p + ": stop every Hermes process and run `hermes sessions repair`"})
+		out = append(out, Finding{"db.integrity", sevError, "state.db", p + ": stop every Hermes process, back up state.db and run `hermes sessions repair`; sessionctl check --deep for the full report"})
 	}
 	more, err := checkRepairs(ctx, v)
 	if err != nil {
@@ -307,23 +393,27 @@ func checkRepairs(ctx context.Context, v *homeView) ([]Finding, error) {
 		}
 		for _, o := range orphans {
 			if o.LiveLock == nil {
-				out = append(out, Finding{"db.orphaned-continuation", sevWarn, o.Session.ID, "open compression continuation older than 7 days with no API calls: sessionctl finalize-orphans"})
+				out = append(out, Finding{"db.orphaned-continuation", sevWarn, o.Session.ID, "open compression continuation older than 7 days with no API calls (never used): sessionctl finalize-orphans --apply"})
 			}
 		}
+	}
+	if dbRepairAvailable(v, "prune-ghosts") != nil {
+		// r0418: the runtime has neither repair; their rules do not apply to this home.
+		return out, nil
 	}
 	ghosts, err := v.db.GhostCandidates(ctx, now, ghostMinAgeSeconds)
 	if err != nil {
 		return nil, fmt.Errorf("ghost check: %w", err)
 	}
 	for _, g := range ghosts {
-		out = append(out, Finding{"db.tui-ghost", sevInfo, g.Session.ID, "empty, untitled, ended TUI session older than 24 h: sessionctl prune-ghosts"})
+		out = append(out, Finding{"db.tui-ghost", sevInfo, g.Session.ID, "empty, untitled, ended TUI session older than 24 h: sessionctl prune-ghosts --apply"})
 	}
 	expired, err := v.db.OpenWithExpiredLock(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("lock check: %w", err)
 	}
 	for _, id := range expired {
-		out = append(out, Finding{"db.expired-compression-lock", sevInfo, id, "open session whose compression lock has expired (a compression died mid-way); the next compression reclaims it"})
+		out = append(out, Finding{"db.expired-compression-lock", sevInfo, id, "open session whose compression lock has expired (a compression died mid-way): the next compression reclaims it (no action needed; sessionctl sessions show ID)"})
 	}
 	return out, nil
 }
@@ -337,7 +427,7 @@ func checkDBFiles(v *homeView) []Finding {
 		out = append(out, Finding{"db.freelist", sevInfo, "state.db", fmt.Sprintf("%d of %d pages free: `hermes sessions optimize` with every Hermes process stopped reclaims them", v.schema.FreelistCount, v.schema.PageCount)})
 	}
 	if walResetBug(v.schema.SQLiteVersion) {
-		out = append(out, Finding{"db.sqlite-wal-reset-bug", sevInfo, "sqlite " + v.schema.SQLiteVersion, "this SQLite has the WAL-reset bug (3.7.0–3.51.2): sessionctl keeps write transactions short"})
+		out = append(out, Finding{"db.sqlite-wal-reset-bug", sevInfo, "sqlite " + v.schema.SQLiteVersion, "the SQLite linked into sessionctl has the WAL-reset bug (3.7.0–3.51.2): its writes stay short, but prefer a sessionctl built with SQLite ≥ 3.51.3"})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -53,10 +54,12 @@ func maintainSteps() []maintainStep {
 
 // maintainData is data of `maintain --json`.
 type maintainData struct {
-	Found    int      `json:"found"`
-	Changed  int      `json:"changed"`
-	Journals []string `json:"journals"`
+	Found    int      `json:"found"`    // findings above info before the repairs
+	Planned  int      `json:"planned"`  // changes the repairs would make (without --apply)
+	Changed  int      `json:"changed"`  // changes applied (with --apply)
+	Journals []string `json:"journals"` // one journal per step that changed something
 	Skipped  []string `json:"skipped_steps"`
+	Refused  bool     `json:"writes_refused"` // unknown schema or generation: nothing written
 }
 
 func runMaintain(c *cli.Context) error {
@@ -79,21 +82,25 @@ func runMaintain(c *cli.Context) error {
 	return maintain(c.Context, o, c.Bool("apply"), failOn)
 }
 
+// maintain checks, runs every step (as a plan without apply), checks again after applying,
+// and prints one summary.
 func maintain(ctx context.Context, o *options, apply bool, failOn string) error {
 	before, err := checkOnce(ctx, o)
 	if err != nil {
 		return err
 	}
 	data := maintainData{Found: countProblems(before), Journals: []string{}, Skipped: []string{}}
-	var changes []Change
+	changes, notes, err := runMaintainSteps(ctx, o, apply, &data)
+	if err != nil {
+		return err
+	}
 	findings := before
-	if apply && data.Found > 0 {
-		changes, findings, err = runMaintainSteps(ctx, o, &data)
-		if err != nil {
+	if data.Changed > 0 {
+		if findings, err = checkOnce(ctx, o); err != nil {
 			return err
 		}
 	}
-	data.Changed = len(changes)
+	findings = append(findings, notes...)
 	v, err := loadView(ctx, o, true)
 	if err != nil {
 		return err
@@ -102,45 +109,89 @@ func maintain(ctx context.Context, o *options, apply bool, failOn string) error 
 	return reportMaintain(o, v, findings, changes, data, failOn)
 }
 
-func runMaintainSteps(ctx context.Context, o *options, data *maintainData) ([]Change, []Finding, error) {
+// runMaintainSteps runs each step on a fresh view (each sees the previous step's writes).
+// Routing steps are skipped, with a finding, while a gateway runs or when the routing index
+// cannot be written; every write is refused on a schema or generation the tool cannot write.
+func runMaintainSteps(ctx context.Context, o *options, apply bool, data *maintainData) ([]Change, []Finding, error) {
 	var changes []Change
 	var notes []Finding
 	for _, step := range maintainSteps() {
-		res, skipped, err := runMaintainStep(ctx, o, step)
+		res, skip, err := runMaintainStep(ctx, o, apply, step)
 		if err != nil {
 			return nil, nil, fmt.Errorf("maintain: %s: %w", step.name, err)
 		}
-		if skipped {
+		if skip != nil {
 			data.Skipped = append(data.Skipped, step.name)
-			notes = append(notes, Finding{"maintain.routing-skipped", sevInfo, step.name, "skipped: a gateway is running (routing repairs need it stopped)"})
+			if skip.Check == "maintain.writes-refused" {
+				data.Refused = true
+			}
+			if skip.Check != "" && !hasFinding(notes, *skip) {
+				notes = append(notes, *skip)
+			}
 			continue
 		}
+		notes = append(notes, res.findings...)
 		changes = append(changes, res.changes...)
 		if res.journal != "" {
 			data.Journals = append(data.Journals, res.journal)
 		}
 	}
-	after, err := checkOnce(ctx, o)
-	if err != nil {
-		return nil, nil, err
+	if apply {
+		data.Changed = len(changes)
+	} else {
+		data.Planned = len(changes)
 	}
-	return changes, append(after, notes...), nil
+	return changes, notes, nil
 }
 
-func runMaintainStep(ctx context.Context, o *options, step maintainStep) (result, bool, error) {
-	r, err := openRepair(ctx, o, true, false)
+// runMaintainStep runs one step; a non-nil skip says why it did not run (a skip without a
+// check name is silent: the step does not exist in this generation).
+func runMaintainStep(ctx context.Context, o *options, apply bool, step maintainStep) (result, *Finding, error) {
+	v, err := loadView(ctx, o, true)
 	if err != nil {
-		return result{}, false, err
+		return result{}, nil, err
 	}
+	r := &repairRun{o: o, v: v, apply: apply, release: func() error { return nil }}
 	defer r.finish()
-	if step.routing && r.v.gateway.Running {
-		return result{}, true, nil
-	}
-	if !step.routing && dbRepairAvailable(r.v, step.name) != nil {
-		return result{}, false, nil
+	if skip := maintainSkip(r, step); skip != nil {
+		return result{}, skip, nil
 	}
 	res, err := step.run(ctx, r)
-	return res, false, err
+	return res, nil, err
+}
+
+// maintainSkip decides whether a step runs on this home.
+func maintainSkip(r *repairRun, step maintainStep) *Finding {
+	v := r.v
+	if r.apply {
+		if err := r.checkWritable(); err != nil {
+			return &Finding{"maintain.writes-refused", sevError, "maintain", oneLine(err) + ": every repair skipped; upgrade sessionctl"}
+		}
+	}
+	if !step.routing {
+		if dbRepairAvailable(v, step.name) != nil {
+			return &Finding{}
+		}
+		return nil
+	}
+	switch {
+	case v.gateway.Running:
+		return &Finding{"maintain.routing-skipped", sevInfo, step.name, "skipped: a gateway is running (" + v.gateway.Detail + "); routing repairs need it stopped, state.db repairs ran"}
+	case v.docErr != nil:
+		return &Finding{"maintain.routing-skipped", sevWarn, step.name, "skipped: sessions.json is unreadable (see sessions-json.unreadable); fix it first"}
+	case v.storage == storageDB && v.routing == nil && len(v.foreign) > 0:
+		return &Finding{"maintain.routing-skipped", sevWarn, step.name, "skipped: the gateway_routing rows belong to another scope (see routing.foreign-scope)"}
+	}
+	return nil
+}
+
+func hasFinding(list []Finding, f Finding) bool {
+	for _, g := range list {
+		if g == f {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOnce runs every check on a fresh view.
@@ -163,24 +214,40 @@ func countProblems(findings []Finding) int {
 	return n
 }
 
+// reportMaintain prints the summary line (or the envelope). Exit: 4 when writes were refused
+// with --apply, else 1 when a remaining finding is at or above failOn, else 0.
 func reportMaintain(o *options, v *homeView, findings []Finding, changes []Change, data maintainData, failOn string) error {
 	code := ExitOK
 	if failsAt(findings, failOn) {
 		code = ExitFindings
 	}
+	if data.Refused {
+		code = ExitData
+	}
 	if o.json {
 		if err := emitJSON(o, newEnvelope(v, o, result{applied: data.Changed > 0, findings: findings, changes: changes, exitCode: code, data: data})); err != nil {
 			return err
 		}
-	} else if !o.quiet || data.Found > 0 || data.Changed > 0 {
+	} else if !o.quiet || data.Found > 0 || data.Changed > 0 || code != ExitOK {
 		if code != ExitOK {
 			printFindings(o, findings)
 		}
-		fmt.Fprintf(o.stdout, "maintain: %d problem(s) found, %d change(s) applied, %d journal(s); remaining: %s\n",
-			data.Found, data.Changed, len(data.Journals), summarise(findings))
+		fmt.Fprintln(o.stdout, maintainSummary(data, findings))
 	}
 	if code != ExitOK {
 		return withCode(code, errReported)
 	}
 	return nil
+}
+
+func maintainSummary(data maintainData, findings []Finding) string {
+	done := fmt.Sprintf("%d change(s) applied, %d journal(s)", data.Changed, len(data.Journals))
+	if data.Planned > 0 {
+		done = fmt.Sprintf("%d change(s) planned (run with --apply to make them)", data.Planned)
+	}
+	skipped := ""
+	if len(data.Skipped) > 0 {
+		skipped = "; skipped: " + strings.Join(data.Skipped, ", ")
+	}
+	return fmt.Sprintf("maintain: %d problem(s) found, %s%s; remaining: %s", data.Found, done, skipped, summarise(findings))
 }

@@ -27,7 +27,7 @@ func DecodeCounts(data []byte) (*Counts, error) {
 		return nil, fmt.Errorf("restart failure counts: top level is %s, not an object: %w", topLevelKind(data[s.pos:]), ErrCorrupt)
 	}
 	c := &Counts{Values: map[string]json.RawMessage{}}
-	for _, f := range dedupeFields(objectFields(data[s.pos:])) {
+	for _, f := range dedupeFields(objectFields(data[s.pos:], 0)) {
 		c.Keys = append(c.Keys, f.Name)
 		c.Values[f.Name] = f.Raw
 	}

@@ -24,6 +24,7 @@ type Document struct {
 	data    []byte
 	rules   Rules
 	members []Member
+	fields  [][]Field      // per member: the object's members (nil for non-objects)
 	last    map[string]int // key -> index of the member that wins (the last one)
 	entries []*Entry       // dict order (first occurrence), value of the last occurrence
 	index   map[string]int // key -> position in entries
@@ -38,13 +39,13 @@ func Decode(data []byte, rules Rules) (*Document, error) {
 		return nil, err
 	}
 	d := &Document{data: data, rules: rules, last: map[string]int{}}
-	s := &scanner{data: data}
+	s := &scanner{data: data, collectDepth: 2}
 	s.ws()
 	if s.peek() != '{' {
 		return nil, notObject(s)
 	}
 	err := s.members('}', true, func(k []byte, start, end int) {
-		d.addMember(decodeString(k), start, end)
+		d.addMember(decodeString(k), start, end, s.take())
 	})
 	if err != nil {
 		return nil, err
@@ -67,7 +68,14 @@ func notObject(s *scanner) error {
 	return fmt.Errorf("top level is %s, not an object: %w", topLevelKind(s.data[start:]), ErrCorrupt)
 }
 
-func (d *Document) addMember(key string, start, end int) {
+func (d *Document) addMember(key string, start, end int, fields []Field) {
+	switch {
+	case d.data[start] != '{':
+		fields = nil
+	case fields == nil:
+		fields = []Field{}
+	}
+	d.fields = append(d.fields, fields)
 	d.last[key] = len(d.members)
 	d.members = append(d.members, Member{
 		Key: key, Raw: d.data[start:end], Start: start, End: end,
@@ -84,13 +92,21 @@ func (d *Document) buildEntries() {
 			continue
 		}
 		d.index[m.Key] = len(d.entries)
-		e := entryFromRaw(m.Key, d.members[d.last[m.Key]].Raw, d.rules)
+		e := d.entryAt(d.last[m.Key])
 		if aborted {
 			e.Skip = SkipAborted
 		}
 		aborted = aborted || e.typeError
 		d.entries = append(d.entries, e)
 	}
+}
+
+func (d *Document) entryAt(i int) *Entry {
+	m := d.members[i]
+	if d.fields[i] == nil {
+		return newEntry(m.Key, m.Raw, nil, d.rules)
+	}
+	return newEntry(m.Key, nil, d.fields[i], d.rules)
 }
 
 // Bytes returns the original file contents.

@@ -40,7 +40,7 @@ const (
 )
 
 // entryFieldOrder is SessionEntry.to_dict output order across all generations.
-var entryFieldOrder = []string{
+var entryFieldOrder = [...]string{
 	"session_key", "session_id", "created_at", "updated_at", "display_name", "platform",
 	"chat_type", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
 	"total_tokens", "last_prompt_tokens", "estimated_cost_usd", "cost_status",
@@ -129,7 +129,7 @@ func entryFromRaw(key string, raw []byte, rules Rules) *Entry {
 		start, end, _ := s.value()
 		return newEntry(key, raw[start:end], nil, rules)
 	}
-	return newEntry(key, nil, objectFields(raw[s.pos:]), rules)
+	return newEntry(key, nil, objectFields(raw[s.pos:], len(entryFieldOrder)), rules)
 }
 
 // newEntry builds and evaluates an entry; fields == nil with value != nil means a non-object.
@@ -244,24 +244,27 @@ func insertPos(fields []Field, name string) int {
 	return len(fields)
 }
 
-// entryView gives the raw value of known fields after Python dict semantics.
-type entryView map[string][]byte
+// entryView holds the raw value of each known field (nil when absent), by to_dict rank.
+type entryView [len(entryFieldOrder)][]byte
 
-func (e *Entry) view() entryView {
-	v := make(entryView, 8)
+func (v *entryView) get(name string) []byte {
+	return v[entryFieldRank[name]]
+}
+
+func (v *entryView) has(name string) bool {
+	return v.get(name) != nil
+}
+
+func (e *Entry) view() *entryView {
+	var v entryView
 	for _, f := range e.Fields {
-		switch f.Name {
-		case "session_key", "session_id", "created_at", "updated_at", "display_name", "platform",
-			"chat_type", "last_prompt_tokens", fieldMemoryFlushed, fieldExpiryFinalized,
-			"suspended", "resume_pending", "resume_reason", fieldLastResumeMarked, fieldOrigin:
-			v[f.Name] = f.Raw
-		default:
-			if _, ok := entryFieldRank[f.Name]; !ok {
-				e.UnknownFields = append(e.UnknownFields, f.Name)
-			}
+		if r, ok := entryFieldRank[f.Name]; ok {
+			v[r] = f.Raw
+		} else {
+			e.UnknownFields = append(e.UnknownFields, f.Name)
 		}
 	}
-	return v
+	return &v
 }
 
 // evaluate decodes the runtime-relevant fields and decides Skip like SessionEntry.from_dict.
@@ -272,7 +275,7 @@ func (e *Entry) evaluate() {
 	}
 	v := e.view()
 	e.plainFields(v)
-	if e.origin(v["origin"]) && e.required(v) {
+	if e.origin(v.get("origin")) && e.required(v) {
 		e.pathSafety(v)
 	}
 }
@@ -287,34 +290,34 @@ func (e *Entry) skip(reason string, typeError bool) {
 	e.Skip, e.typeError = reason, typeError
 }
 
-func (e *Entry) plainFields(v entryView) {
-	e.SessionKey = stringValue(v["session_key"])
-	e.SessionID = stringValue(v["session_id"])
-	e.DisplayName = stringValue(v["display_name"])
+func (e *Entry) plainFields(v *entryView) {
+	e.SessionKey = stringValue(v.get("session_key"))
+	e.SessionID = stringValue(v.get("session_id"))
+	e.DisplayName = stringValue(v.get("display_name"))
 	e.ChatType = defaultChatType
-	if raw, ok := v["chat_type"]; ok {
-		e.ChatType = stringValue(raw)
+	if v.has("chat_type") {
+		e.ChatType = stringValue(v.get("chat_type"))
 	}
-	if p := v["platform"]; truthy(p) {
+	if p := v.get("platform"); truthy(p) {
 		e.Platform = stringValue(p)
 		e.PlatformKnown = IsKnownPlatform(e.Platform)
 	}
-	e.ResumePending = truthy(v["resume_pending"])
-	e.Suspended = truthy(v["suspended"])
-	if r := v["resume_reason"]; len(r) > 0 && r[0] == '"' {
+	e.ResumePending = truthy(v.get("resume_pending"))
+	e.Suspended = truthy(v.get("suspended"))
+	if r := v.get("resume_reason"); len(r) > 0 && r[0] == '"' {
 		s := decodeString(r)
 		e.ResumeReason = &s
 	}
 	e.Finalized = truthy(finalizedRaw(v, e.rules.FinalizedFlag))
-	e.LastPromptTokens = v["last_prompt_tokens"]
-	e.lastResume(v[fieldLastResumeMarked])
+	e.LastPromptTokens = v.get("last_prompt_tokens")
+	e.lastResume(v.get(fieldLastResumeMarked))
 }
 
-func finalizedRaw(v entryView, flag string) []byte {
-	if raw, ok := v[flag]; ok || flag == fieldMemoryFlushed {
-		return raw
+func finalizedRaw(v *entryView, flag string) []byte {
+	if v.has(flag) || flag == fieldMemoryFlushed {
+		return v.get(flag)
 	}
-	return v[fieldMemoryFlushed]
+	return v.get(fieldMemoryFlushed)
 }
 
 func (e *Entry) lastResume(raw []byte) {
@@ -350,18 +353,17 @@ func (e *Entry) origin(raw []byte) bool {
 		return false
 	}
 	e.OriginPresent = true
-	fields := dedupeFields(objectFields(raw))
 	var platform, chatID []byte
-	for _, f := range fields {
-		switch {
-		case f.Name == "platform":
-			platform = f.Raw
-		case f.Name == "chat_id":
-			chatID = f.Raw
-		case !originFields[f.Name]:
-			e.UnknownOriginFields = append(e.UnknownOriginFields, f.Name)
+	visitObject(raw, func(k, v []byte) {
+		switch name := internName(k); {
+		case name == "platform":
+			platform = v
+		case name == "chat_id":
+			chatID = v
+		case !originFields[name] && !slices.Contains(e.UnknownOriginFields, name):
+			e.UnknownOriginFields = append(e.UnknownOriginFields, name)
 		}
-	}
+	})
 	return e.originPlatform(platform, chatID)
 }
 
@@ -385,9 +387,9 @@ func (e *Entry) originPlatform(platform, chatID []byte) bool {
 }
 
 // required checks the four required fields in from_dict order.
-func (e *Entry) required(v entryView) bool {
+func (e *Entry) required(v *entryView) bool {
 	for _, name := range []string{"session_key", "session_id"} {
-		if _, ok := v[name]; !ok {
+		if !v.has(name) {
 			e.skip(skipMissingPrefix+name, false)
 			return false
 		}
@@ -400,10 +402,10 @@ func (e *Entry) required(v entryView) bool {
 	return ok
 }
 
-func (e *Entry) timestamp(v entryView, name string) (Timestamp, bool) {
-	raw, ok := v[name]
+func (e *Entry) timestamp(v *entryView, name string) (Timestamp, bool) {
+	raw := v.get(name)
 	switch {
-	case !ok:
+	case raw == nil:
 		e.skip(skipMissingPrefix+name, false)
 		return Timestamp{}, false
 	case raw[0] != '"':
@@ -419,7 +421,7 @@ func (e *Entry) timestamp(v entryView, name string) (Timestamp, bool) {
 }
 
 // pathSafety applies the 06-21+ key and id checks.
-func (e *Entry) pathSafety(v entryView) {
+func (e *Entry) pathSafety(v *entryView) {
 	if e.rules.PathSafety == PathSafetyNone {
 		return
 	}
@@ -432,7 +434,7 @@ func (e *Entry) pathSafety(v entryView) {
 		{"session_id", SessionIDProblem},
 	}
 	for _, c := range checks {
-		raw := v[c.name]
+		raw := v.get(c.name)
 		if raw[0] != '"' {
 			e.skip(c.name+skipNotStringSuffix, false)
 			return

@@ -19,6 +19,31 @@ type scanner struct {
 	data  []byte
 	pos   int
 	depth int
+
+	// collectDepth > 0 makes the scanner record the members of objects at that depth in
+	// collected, so callers can decode entries in the same pass that validates them.
+	collectDepth int
+	collected    []Field // chunked arena
+	collectFrom  int     // start in collected of the object being scanned
+}
+
+// collect appends f to the arena, moving the current object's fields to a new chunk when full.
+func (s *scanner) collect(f Field) {
+	if len(s.collected) == cap(s.collected) {
+		cur := s.collected[s.collectFrom:]
+		next := make([]Field, len(cur), max(4096, 2*len(cur)))
+		copy(next, cur)
+		s.collected, s.collectFrom = next, 0
+	}
+	s.collected = append(s.collected, f)
+}
+
+// take returns the fields collected since the last take.
+func (s *scanner) take() []Field {
+	n := len(s.collected)
+	f := s.collected[s.collectFrom:n:n]
+	s.collectFrom = n
+	return f
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -222,6 +247,9 @@ func (s *scanner) members(closer byte, object bool, visit func(key []byte, start
 		if err != nil {
 			return err
 		}
+		if object && s.depth == s.collectDepth {
+			s.collect(Field{Name: internName(key), Raw: s.data[start:end], rawName: key})
+		}
 		if visit != nil {
 			visit(key, start, end)
 		}
@@ -312,14 +340,121 @@ func topLevelKind(raw []byte) string {
 }
 
 // objectFields returns the members of a valid raw JSON object in file order (duplicates kept).
-func objectFields(raw []byte) []Field {
-	var out []Field
+func objectFields(raw []byte, capacity int) []Field {
+	out := make([]Field, 0, capacity)
+	visitObject(raw, func(k []byte, v []byte) {
+		out = append(out, Field{Name: internName(k), Raw: json.RawMessage(v), rawName: k})
+	})
+	return out
+}
+
+// visitObject calls visit with the raw name and value of each member of a valid raw object.
+func visitObject(raw []byte, visit func(k, v []byte)) {
 	s := scanner{data: raw}
 	s.ws()
 	_ = s.members('}', true, func(k []byte, start, end int) {
-		out = append(out, Field{Name: decodeString(k), Raw: json.RawMessage(raw[start:end]), rawName: k})
+		visit(k, raw[start:end])
 	})
-	return out
+}
+
+// knownName returns the interned string and to_dict rank (-1 for origin-only names) of a
+// member name the runtime writes; ok is false for other names. It does not allocate.
+func knownName(b []byte) (name string, rank int, ok bool) {
+	switch string(b) {
+	case "session_key":
+		return "session_key", 0, true
+	case "session_id":
+		return "session_id", 1, true
+	case "created_at":
+		return "created_at", 2, true
+	case "updated_at":
+		return "updated_at", 3, true
+	case "display_name":
+		return "display_name", 4, true
+	case "platform":
+		return "platform", 5, true
+	case "chat_type":
+		return "chat_type", 6, true
+	case "input_tokens":
+		return "input_tokens", 7, true
+	case "output_tokens":
+		return "output_tokens", 8, true
+	case "cache_read_tokens":
+		return "cache_read_tokens", 9, true
+	case "cache_write_tokens":
+		return "cache_write_tokens", 10, true
+	case "total_tokens":
+		return "total_tokens", 11, true
+	case "last_prompt_tokens":
+		return "last_prompt_tokens", 12, true
+	case "estimated_cost_usd":
+		return "estimated_cost_usd", 13, true
+	case "cost_status":
+		return "cost_status", 14, true
+	case "memory_flushed":
+		return "memory_flushed", 15, true
+	case "expiry_finalized":
+		return "expiry_finalized", 16, true
+	case "suspended":
+		return "suspended", 17, true
+	case "resume_pending":
+		return "resume_pending", 18, true
+	case "resume_reason":
+		return "resume_reason", 19, true
+	case "last_resume_marked_at":
+		return "last_resume_marked_at", 20, true
+	case "is_fresh_reset":
+		return "is_fresh_reset", 21, true
+	case "was_auto_reset":
+		return "was_auto_reset", 22, true
+	case "auto_reset_reason":
+		return "auto_reset_reason", 23, true
+	case "reset_had_activity":
+		return "reset_had_activity", 24, true
+	case "model_override":
+		return "model_override", 25, true
+	case "origin":
+		return "origin", 26, true
+	case "chat_id":
+		return "chat_id", -1, true
+	case "chat_name":
+		return "chat_name", -1, true
+	case "user_id":
+		return "user_id", -1, true
+	case "user_name":
+		return "user_name", -1, true
+	case "thread_id":
+		return "thread_id", -1, true
+	case "chat_topic":
+		return "chat_topic", -1, true
+	case "user_id_alt":
+		return "user_id_alt", -1, true
+	case "chat_id_alt":
+		return "chat_id_alt", -1, true
+	case "scope_id":
+		return "scope_id", -1, true
+	case "guild_id":
+		return "guild_id", -1, true
+	case "parent_chat_id":
+		return "parent_chat_id", -1, true
+	case "message_id":
+		return "message_id", -1, true
+	case "profile":
+		return "profile", -1, true
+	case "auto_thread_created":
+		return "auto_thread_created", -1, true
+	case "auto_thread_initial_name":
+		return "auto_thread_initial_name", -1, true
+	}
+	return "", -1, false
+}
+
+// internName decodes a raw member name, without allocating for known names.
+func internName(k []byte) string {
+	if n, _, ok := knownName(k[1 : len(k)-1]); ok {
+		return n
+	}
+	return decodeString(k)
 }
 
 // arrayItems returns the items of a valid raw JSON array.

@@ -1,7 +1,5 @@
 package sessionsjson
 
-import "bytes"
-
 // pyFormatter writes values the way Python's json.dump/dumps does for a given layout.
 type pyFormatter struct {
 	ascii  bool
@@ -32,7 +30,7 @@ func compactPy(raw []byte) []byte {
 func (f pyFormatter) value(dst, raw []byte, level int) []byte {
 	switch raw[0] {
 	case '{':
-		return f.object(dst, dedupeFields(objectFields(raw)), level)
+		return f.object(dst, dedupeFields(objectFields(raw, 0)), level)
 	case '[':
 		return f.array(dst, arrayItems(raw), level)
 	case '"':
@@ -137,9 +135,4 @@ func hasDuplicateNames(fields []Field) bool {
 		}
 	}
 	return false
-}
-
-// equalJSON reports whether two valid raw JSON values are equal after Python decoding.
-func equalJSON(a, b []byte) bool {
-	return bytes.Equal(compactPy(a), compactPy(b))
 }

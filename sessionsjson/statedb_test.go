@@ -117,3 +117,15 @@ func BenchmarkDecodeEncode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecode decodes the same 20,000-entry file without editing or encoding.
+func BenchmarkDecode(b *testing.B) {
+	data := syntheticSessions(20000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data, RulesFor(GenR0715)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

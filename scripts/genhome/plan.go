@@ -7,12 +7,11 @@ import (
 
 // config holds the command-line parameters.
 type config struct {
-	Gen                        generation
-	Seed                       uint64
-	Entries, Sessions, Msgs    int
-	Now                        int64
-	Out                        string
-	SchemaVersion, ColumnsHint int
+	Gen                     generation
+	Seed                    uint64
+	Entries, Sessions, Msgs int
+	Now                     int64
+	Out                     string
 }
 
 // plan is the whole generated home, built in memory before anything is
