@@ -47,7 +47,31 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return reportFindings(o, v, findings, failOn, nil)
+	return reportFindings(o, v, findings, failOn, newCheckData(findings, failOn, c.Bool("deep")))
+}
+
+// checkData is data of `check --json`.
+type checkData struct {
+	Errors   int    `json:"errors"`
+	Warnings int    `json:"warnings"`
+	Info     int    `json:"info"`
+	FailOn   string `json:"fail_on"`
+	Deep     bool   `json:"deep"`
+}
+
+func newCheckData(findings []Finding, failOn string, deep bool) checkData {
+	d := checkData{FailOn: failOn, Deep: deep}
+	for _, f := range findings {
+		switch f.Severity {
+		case sevError:
+			d.Errors++
+		case sevWarn:
+			d.Warnings++
+		default:
+			d.Info++
+		}
+	}
+	return d
 }
 
 // reportFindings prints findings (human or JSON) and returns exit 1 when one reaches failOn.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -166,4 +167,44 @@ func shortDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fd", d.Hours()/24)
 	}
+}
+
+// streamMarker stands in for data while the envelope is encoded, so that a long list can
+// be streamed into its place instead of being held in memory.
+const streamMarker = `"\u0000stream\u0000"`
+
+// emitJSONStream writes the envelope with data = {"<field>": [items…]}, calling each to
+// produce the items one at a time (each item is encoded as soon as it is given).
+func emitJSONStream(o *options, env envelope, field string, each func(emit func(any) error) error) error {
+	env.Data = json.RawMessage(streamMarker)
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(env); err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	prefix, suffix, ok := bytes.Cut(head.Bytes(), []byte(streamMarker))
+	if !ok {
+		return fmt.Errorf("encode JSON: stream marker lost")
+	}
+	w := bufio.NewWriterSize(o.stdout, 64<<10)
+	fmt.Fprintf(w, "%s{\n    %q: [", prefix, field)
+	first := true
+	itemEnc := json.NewEncoder(w)
+	itemEnc.SetEscapeHTML(false)
+	err := each(func(item any) error {
+		sep := ",\n      "
+		if first {
+			sep, first = "\n      ", false
+		}
+		w.WriteString(sep)
+		return itemEnc.Encode(item)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteString("\n    ]\n  }")
+	w.Write(suffix)
+	return w.Flush()
 }

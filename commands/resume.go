@@ -2,6 +2,9 @@ package commands
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -125,19 +128,21 @@ func planResumeClear(v *homeView, keys []string, all, stale bool, maxAge float64
 
 // parseAge parses an age like "90s", "90m", "1h", "7d" or plain seconds, into seconds.
 func parseAge(s string) (float64, error) {
-	if n := len(s); n > 1 && s[n-1] == 'd' {
-		var days float64
-		if _, err := fmt.Sscanf(s[:n-1], "%g", &days); err != nil || days < 0 {
-			return 0, fmt.Errorf("%q is not an age like 90m, 1h or 7d", s)
+	bad := fmt.Errorf("%q is not an age like 90m, 1h or 7d", s)
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return 0, bad
 		}
-		return days * 86400, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return d.Seconds(), nil
 	}
-	var secs float64
-	if _, err := fmt.Sscanf(s, "%g", &secs); err != nil || secs < 0 {
-		return 0, fmt.Errorf("%q is not an age like 90m, 1h or 7d", s)
+	unit := 1.0
+	number := s
+	if strings.HasSuffix(s, "d") {
+		unit, number = 86400, strings.TrimSuffix(s, "d")
 	}
-	return secs, nil
+	n, err := strconv.ParseFloat(number, 64)
+	if err != nil || n < 0 || math.IsInf(n*unit, 0) || math.IsNaN(n) {
+		return 0, bad
+	}
+	return n * unit, nil
 }

@@ -42,7 +42,7 @@ func (v *homeView) loadRows(ctx context.Context) (map[string]rowInfo, error) {
 			ids = append(ids, e.SessionID)
 		}
 	}
-	err := v.db.EachSession(ctx, statedb.SessionFilter{IDs: ids}, func(s statedb.Session) error {
+	err := v.db.EachSession(ctx, statedb.SessionFilter{IDs: ids, SkipMessageCounts: true}, func(s statedb.Session) error {
 		info := rowInfo{Session: s}
 		if s.EndReason != nil {
 			info.EndReason = *s.EndReason

@@ -105,37 +105,39 @@ func listSessions(ctx context.Context, o *options, f sessionsFilter) error {
 	if v.db == nil {
 		return withCode(ExitData, fmt.Errorf("no state.db at %s", o.home.StateDB()))
 	}
-	list, err := collectSessions(ctx, v, f)
-	if err != nil {
-		return err
-	}
 	if o.json {
-		return emitJSON(o, newEnvelope(v, o, result{data: map[string]any{"sessions": list}}))
+		return emitJSONStream(o, newEnvelope(v, o, result{}), "sessions", func(emit func(any) error) error {
+			return eachSessionRow(ctx, v, f, func(r sessionRow) error { return emit(r) })
+		})
 	}
 	if o.quiet {
 		return nil
 	}
+	var list []sessionRow
+	if err := eachSessionRow(ctx, v, f, func(r sessionRow) error {
+		list = append(list, r)
+		return nil
+	}); err != nil {
+		return err
+	}
 	return printSessions(o, list)
 }
 
-func collectSessions(ctx context.Context, v *homeView, f sessionsFilter) ([]sessionRow, error) {
+// eachSessionRow streams the sessions the filter selects, newest first.
+func eachSessionRow(ctx context.Context, v *homeView, f sessionsFilter, fn func(sessionRow) error) error {
 	wanted, err := candidateIDs(ctx, v, f)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if wanted != nil && len(wanted) == 0 {
-		return []sessionRow{}, nil
-	}
-	list := []sessionRow{}
-	filter := statedb.SessionFilter{Source: f.source, Open: f.open, Ended: f.ended, IDs: wanted, Limit: f.limit}
-	err = v.db.EachSession(ctx, filter, func(s statedb.Session) error {
-		list = append(list, toSessionRow(s))
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("state.db: %w", err)
 	}
-	return list, nil
+	filter := statedb.SessionFilter{Source: f.source, Open: f.open, Ended: f.ended, IDs: wanted, Limit: f.limit}
+	err = v.db.EachSession(ctx, filter, func(s statedb.Session) error { return fn(toSessionRow(s)) })
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	return nil
 }
 
 // candidateIDs narrows the listing to repair candidates; nil means no narrowing.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -53,10 +54,21 @@ type SessionFilter struct {
 	Ended  bool     // ended_at IS NOT NULL
 	IDs    []string // only these ids
 	Limit  int      // at most this many (0: no limit)
+	// SkipMessageCounts leaves Session.MessageCount at 0 instead of counting messages rows.
+	SkipMessageCounts bool
 }
 
 // sessionColumns returns the select list for a Session, with NULL for absent columns.
 func (db *DB) sessionColumns(alias string) string {
+	return db.sessionColumnsWith(alias, true)
+}
+
+// sessionColumnsWith is sessionColumns, optionally without the message count subquery.
+func (db *DB) sessionColumnsWith(alias string, countMessages bool) string {
+	count := "0"
+	if countMessages {
+		count = "(SELECT COUNT(*) FROM messages mc WHERE mc.session_id = " + alias + ".id)"
+	}
 	col := func(name string) string {
 		if db.schema.SessionColumns[name] {
 			return alias + "." + name
@@ -66,8 +78,7 @@ func (db *DB) sessionColumns(alias string) string {
 	return strings.Join([]string{
 		alias + ".id", "COALESCE(" + alias + ".source, '')", col("user_id"), col("parent_session_id"),
 		col("end_reason"), col("title"), col("session_key"), col("model_config"),
-		alias + ".started_at", col("ended_at"), col("api_call_count"),
-		"(SELECT COUNT(*) FROM messages mc WHERE mc.session_id = " + alias + ".id)",
+		alias + ".started_at", col("ended_at"), col("api_call_count"), count,
 	}, ", ")
 }
 
@@ -139,6 +150,9 @@ func (db *DB) Totals(ctx context.Context) (Totals, error) {
 // outside any open query and may itself query db. An error from fn stops the walk and is
 // returned unchanged.
 func (db *DB) EachSession(ctx context.Context, f SessionFilter, fn func(Session) error) error {
+	if f.IDs != nil {
+		return db.eachSessionByID(ctx, f, fn)
+	}
 	where, args, err := sessionWhere(f)
 	if err != nil {
 		return err
@@ -146,7 +160,7 @@ func (db *DB) EachSession(ctx context.Context, f SessionFilter, fn func(Session)
 	remaining := f.Limit
 	var last *Session
 	for {
-		page, err := db.sessionPage(ctx, where, args, last, pageSize(remaining))
+		page, err := db.sessionPage(ctx, where, args, last, pageSize(remaining), f.SkipMessageCounts)
 		if err != nil {
 			return classify("list sessions", err, false)
 		}
@@ -199,13 +213,13 @@ func sessionWhere(f SessionFilter) ([]string, []any, error) {
 }
 
 // sessionPage reads one keyset page after last (nil: from the start).
-func (db *DB) sessionPage(ctx context.Context, where []string, args []any, last *Session, n int) ([]Session, error) {
+func (db *DB) sessionPage(ctx context.Context, where []string, args []any, last *Session, n int, skipCounts bool) ([]Session, error) {
 	if last != nil {
 		where = append(where[:len(where):len(where)],
 			"(s.started_at < ? OR (s.started_at = ? AND s.id < ?))")
 		args = append(args[:len(args):len(args)], last.StartedAt, last.StartedAt, last.ID)
 	}
-	query := "SELECT " + db.sessionColumns("s") + " FROM sessions s"
+	query := "SELECT " + db.sessionColumnsWith("s", !skipCounts) + " FROM sessions s"
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -288,4 +302,48 @@ func (db *DB) Ancestors(ctx context.Context, id string) ([]Session, error) {
 		cur = parent
 	}
 	return out, nil
+}
+
+// idChunk bounds the ids looked up per query by eachSessionByID.
+const idChunk = 900
+
+// eachSessionByID looks the given ids up by primary key, a chunk at a time (no sort over the
+// filtered set per page), then calls fn in the usual order (started_at DESC, id DESC) up to
+// f.Limit. Memory is bounded by the number of ids asked for.
+func (db *DB) eachSessionByID(ctx context.Context, f SessionFilter, fn func(Session) error) error {
+	ids := f.IDs
+	f.IDs = nil
+	where, args, err := sessionWhere(f)
+	if err != nil {
+		return err
+	}
+	where = append(where, "s.id IN (SELECT value FROM json_each(?))")
+	query := "SELECT " + db.sessionColumnsWith("s", !f.SkipMessageCounts) + " FROM sessions s WHERE " + strings.Join(where, " AND ")
+	var all []Session
+	for start := 0; start < len(ids); start += idChunk {
+		chunk, err := json.Marshal(ids[start:min(start+idChunk, len(ids))])
+		if err != nil {
+			return fmt.Errorf("encode session ids: %w", err)
+		}
+		page, err := db.querySessions(ctx, db.sql, query, append(args[:len(args):len(args)], string(chunk))...)
+		if err != nil {
+			return classify("look up sessions", err, false)
+		}
+		all = append(all, page...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].StartedAt != all[j].StartedAt {
+			return all[i].StartedAt > all[j].StartedAt
+		}
+		return all[i].ID > all[j].ID
+	})
+	if f.Limit > 0 && len(all) > f.Limit {
+		all = all[:f.Limit]
+	}
+	for _, s := range all {
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
