@@ -125,15 +125,24 @@ func nonNilChanges(c []Change) []Change {
 
 // emitJSON writes the envelope as one indented JSON document.
 func emitJSON(o *options, env envelope) error {
+	data, err := encodeEnvelope(env)
+	if err != nil {
+		return err
+	}
+	_, err = o.stdout.Write(data)
+	return err
+}
+
+// encodeEnvelope encodes the envelope indented, without HTML escaping.
+func encodeEnvelope(env envelope) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(env); err != nil {
-		return fmt.Errorf("encode JSON: %w", err)
+		return nil, fmt.Errorf("encode JSON: %w", err)
 	}
-	_, err := o.stdout.Write(buf.Bytes())
-	return err
+	return buf.Bytes(), nil
 }
 
 // formatInstant renders Unix microseconds as RFC 3339 UTC with microseconds.
@@ -177,14 +186,11 @@ const streamMarker = `"\u0000stream\u0000"`
 // produce the items one at a time (each item is encoded as soon as it is given).
 func emitJSONStream(o *options, env envelope, field string, each func(emit func(any) error) error) error {
 	env.Data = json.RawMessage(streamMarker)
-	var head bytes.Buffer
-	enc := json.NewEncoder(&head)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(env); err != nil {
-		return fmt.Errorf("encode JSON: %w", err)
+	head, err := encodeEnvelope(env)
+	if err != nil {
+		return err
 	}
-	prefix, suffix, ok := bytes.Cut(head.Bytes(), []byte(streamMarker))
+	prefix, suffix, ok := bytes.Cut(head, []byte(streamMarker))
 	if !ok {
 		return fmt.Errorf("encode JSON: stream marker lost")
 	}
@@ -193,7 +199,7 @@ func emitJSONStream(o *options, env envelope, field string, each func(emit func(
 	first := true
 	itemEnc := json.NewEncoder(w)
 	itemEnc.SetEscapeHTML(false)
-	err := each(func(item any) error {
+	err = each(func(item any) error {
 		sep := ",\n      "
 		if first {
 			sep, first = "\n      ", false

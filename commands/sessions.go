@@ -96,15 +96,25 @@ func runSessionsList(c *cli.Context) error {
 	return listSessions(c.Context, o, f)
 }
 
-func listSessions(ctx context.Context, o *options, f sessionsFilter) error {
+// loadViewWithDB is loadView for commands that need a state.db.
+func loadViewWithDB(ctx context.Context, o *options) (*homeView, error) {
 	v, err := loadView(ctx, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if v.db == nil {
+		v.close()
+		return nil, withCode(ExitData, fmt.Errorf("no state.db at %s", o.home.StateDB()))
+	}
+	return v, nil
+}
+
+func listSessions(ctx context.Context, o *options, f sessionsFilter) error {
+	v, err := loadViewWithDB(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer v.close()
-	if v.db == nil {
-		return withCode(ExitData, fmt.Errorf("no state.db at %s", o.home.StateDB()))
-	}
 	if o.json {
 		return emitJSONStream(o, newEnvelope(v, o, result{}), "sessions", func(emit func(any) error) error {
 			return eachSessionRow(ctx, v, f, func(r sessionRow) error { return emit(r) })
@@ -263,14 +273,11 @@ func (v *homeView) lineage(ctx context.Context, id string) (*lineageData, error)
 }
 
 func showSession(ctx context.Context, o *options, prefix string) error {
-	v, err := loadView(ctx, o, false)
+	v, err := loadViewWithDB(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer v.close()
-	if v.db == nil {
-		return withCode(ExitData, fmt.Errorf("no state.db at %s", o.home.StateDB()))
-	}
 	id, err := v.db.ResolveID(ctx, prefix)
 	if errors.Is(err, statedb.ErrAmbiguous) {
 		return usagef("session id prefix %q matches more than one session", prefix)
