@@ -52,7 +52,7 @@ func startDBRepair(c *cli.Context, command string) (*repairRun, float64, error) 
 	if err != nil {
 		return nil, 0, usagef("--min-age: %v", err)
 	}
-	r, err := startRepair(c, command)
+	r, err := startRepairWith(c, command, loadDBView)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -30,6 +30,11 @@ type repairRun struct {
 // startRepair resolves options, takes the tool's lock when --apply is given (read-only plans
 // lock nothing), and loads the home.
 func startRepair(c *cli.Context, command string) (*repairRun, error) {
+	return startRepairWith(c, command, func(ctx context.Context, o *options) (*homeView, error) { return loadView(ctx, o, false) })
+}
+
+// startRepairWith is startRepair with the view loader of the caller's choice.
+func startRepairWith(c *cli.Context, command string, load func(context.Context, *options) (*homeView, error)) (*repairRun, error) {
 	o, err := loadOptions(c, command)
 	if err != nil {
 		return nil, err
@@ -40,13 +45,12 @@ func startRepair(c *cli.Context, command string) (*repairRun, error) {
 			return nil, err
 		}
 	}
-	r, err := openRepair(c.Context, o, c.Bool("apply"), c.Bool("force"))
+	v, err := load(c.Context, o)
 	if err != nil {
 		_ = release()
 		return nil, err
 	}
-	r.release = release
-	return r, nil
+	return &repairRun{o: o, v: v, apply: c.Bool("apply"), force: c.Bool("force"), release: release}, nil
 }
 
 // lockHome takes the tool's advisory lock (exit 3 with the holder when it is held).

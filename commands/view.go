@@ -78,6 +78,24 @@ func loadView(ctx context.Context, o *options, tolerant bool) (*homeView, error)
 	return v, nil
 }
 
+// loadDBView opens only what the state.db repairs need: the gateway verdict and state.db,
+// not the routing index (which can be tens of megabytes).
+func loadDBView(ctx context.Context, o *options) (*homeView, error) {
+	if err := o.home.Validate(); err != nil {
+		return nil, fmt.Errorf("home %s: %w", o.home.Dir, err)
+	}
+	v := &homeView{opts: o, gateway: sessionsjson.DetectGateway(o.home)}
+	if err := v.openDB(ctx); err != nil {
+		return nil, err
+	}
+	v.rules = sessionsjson.RulesFor(v.gen)
+	v.storage = storageJSON
+	if v.db != nil && v.schema.HasGatewayRouting {
+		v.storage = storageDB
+	}
+	return v, nil
+}
+
 func (v *homeView) close() {
 	if v.db != nil {
 		_ = v.db.Close()
