@@ -13,6 +13,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,8 +21,30 @@ import (
 	"time"
 )
 
-// crashEntries is the number of routing entries of the inflated sessions.json.
-const crashEntries = 20000
+// crashScale returns the number of entries of the inflated sessions.json and the number of
+// killed runs of each loop. Under the race detector every child process is several times
+// slower (a full 20,000-entry rewrite takes ~5 s instead of ~0.5 s), so the loops are
+// scaled down to keep the package's run time reasonable; the plain run is the full test.
+func crashScale() (entries, jsonRuns, dbRuns int) {
+	if crashRaceEnabled() {
+		return 4000, 12, 8
+	}
+	return 20000, 30, 15
+}
+
+// crashRaceEnabled reports whether the test binary was built with -race.
+func crashRaceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
 
 // crashSeed seeds the kill delays, so that a failing run can be repeated.
 const crashSeed = 20260716
@@ -138,6 +161,7 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		t.Skip("crash loop skipped in -short mode")
 	}
 	t.Parallel()
+	crashEntries, runs, _ := crashScale()
 	home := copyFixtureHome(t, rbGenJSON)
 	crashInflate(t, home, crashEntries)
 	path := rbSessionsJSON(home)
@@ -176,7 +200,6 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		t.Fatal("the command changes nothing")
 	}
 
-	const runs = 30
 	span := full + full/5
 	tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
 	var sawOld, sawNew, killed, leftTmp, checks int
@@ -221,7 +244,7 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		// which keeps the loop within its time budget.
 		if (sawOld == 1 && bytes.Equal(got, oldBytes)) || (sawNew == 1 && bytes.Equal(got, newBytes)) || (len(newTmps) > 0 && leftTmp <= 2) || i == runs-1 {
 			checks++
-			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "check")
+			code, stdout, stderr := rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "check")
 			if code != ExitOK && code != ExitFindings {
 				t.Errorf("run %d: check exit %d: %s", i, code, stderr)
 			}
@@ -278,7 +301,7 @@ func TestCrashStateDBRepair(t *testing.T) {
 			full := time.Since(start)
 			compareDump(t, dumpHome(t, refHome), after)
 
-			const runs = 15
+			_, _, runs := crashScale()
 			var sawBefore, sawAfter, killed int
 			for i, delay := range crashDelays(runs, full+full/5, crashSeed+int64(ci)) {
 				home := copyFixtureHome(t, gen)
@@ -289,7 +312,7 @@ func TestCrashStateDBRepair(t *testing.T) {
 				if !exited {
 					killed++
 				}
-				ccode, _, cerr := runCLI(t, "--home", home, "--now", fixtureNow, "check")
+				ccode, _, cerr := rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "check")
 				if ccode != ExitOK && ccode != ExitFindings {
 					t.Errorf("run %d (killed after %v): check exit %d: %s", i, delay, ccode, cerr)
 				}

@@ -133,6 +133,7 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 		return result{}, withCode(ExitData, fmt.Errorf("prune-ghosts: %w", err))
 	}
 	var ids, files []string
+	var deletable []statedb.Ghost
 	var res result
 	for _, g := range ghosts {
 		if len(g.ChildIDs) > 0 {
@@ -140,16 +141,19 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 				fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(g.ChildIDs))})
 			continue
 		}
+		deletable = append(deletable, g)
 		ids = append(ids, g.Session.ID)
+	}
+	transcripts, err := statedb.TranscriptFiles(r.o.home.SessionsDir(), ids)
+	if err != nil {
+		return res, withCode(ExitData, err)
+	}
+	for _, g := range deletable {
 		res.changes = append(res.changes, Change{Store: "state.db", Target: "sessions/" + g.Session.ID, Op: "delete", Before: toSessionRow(g.Session)})
-		gf, err := statedb.TranscriptFiles(r.o.home.SessionsDir(), g.Session.ID)
-		if err != nil {
-			return res, withCode(ExitData, err)
-		}
-		for _, f := range gf {
+		for _, f := range transcripts[g.Session.ID] {
 			res.changes = append(res.changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})
+			files = append(files, f)
 		}
-		files = append(files, gf...)
 	}
 	if !r.apply || len(ids) == 0 {
 		return res, nil

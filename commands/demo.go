@@ -178,7 +178,7 @@ func rebaseRouting(ctx context.Context, home sessionsjson.Home, scope string, de
 
 func shiftEntry(e *sessionsjson.Entry, delta int64) (*sessionsjson.Entry, error) {
 	out := e
-	for _, f := range e.Fields {
+	for _, f := range e.Fields() {
 		if !strings.HasSuffix(f.Name, "_at") || len(f.Raw) == 0 || f.Raw[0] != '"' {
 			continue
 		}

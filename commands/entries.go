@@ -244,8 +244,9 @@ func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *lineageD
 	if e.Skip != "" {
 		fmt.Fprintf(o.stdout, "SKIPPED by the runtime: %s\n", e.Skip)
 	}
-	rows := make([][]string, 0, len(e.Fields))
-	for _, f := range e.Fields {
+	fields := e.Fields()
+	rows := make([][]string, 0, len(fields))
+	for _, f := range fields {
 		rows = append(rows, []string{f.Name, string(f.Raw)})
 	}
 	if err := renderTable(o.stdout, []string{"FIELD", "VALUE"}, rows); err != nil {

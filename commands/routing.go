@@ -82,12 +82,7 @@ func fieldChanges(store string, planned []plannedEntry, edits []entryEdit) []Cha
 }
 
 func fieldValue(e *sessionsjson.Entry, name string) (json.RawMessage, bool) {
-	for _, f := range e.Fields {
-		if f.Name == name {
-			return f.Raw, true
-		}
-	}
-	return nil, false
+	return e.Get(name)
 }
 
 func rawOrNil(raw json.RawMessage) any {

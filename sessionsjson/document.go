@@ -19,33 +19,57 @@ type Member struct {
 }
 
 // Document is a decoded sessions.json that keeps the original bytes, so that encoding
-// rewrites only the members that were edited.
+// rewrites only the members that were edited. It holds the bytes plus a compact index of the
+// members; entries refer to the bytes rather than copying them.
 type Document struct {
 	data    []byte
-	rules   Rules
-	members []Member
-	fields  [][]Field      // per member: the object's members (nil for non-objects)
+	rules   *Rules
+	members []member
 	last    map[string]int // key -> index of the member that wins (the last one)
 	entries []*Entry       // dict order (first occurrence), value of the last occurrence
-	index   map[string]int // key -> position in entries
 	edits   map[int][]byte // member index -> replacement value (valid raw JSON)
 }
 
+// member is the index record of one top-level member.
+type member struct {
+	key        string
+	start, end int    // value range in data
+	entry      *Entry // the member's entry (nil for "_" keys the generation skips)
+	pos        int    // position of the key's entry in entries, on the winning member; else -1
+}
+
+// maxEntryChunk bounds how many entries are allocated at once while decoding; chunks grow
+// with the document so that small files do not pay for a large one.
+const maxEntryChunk = 128
+
 // Decode parses sessions.json under the given rules. The top level must be a JSON object in
 // strict UTF-8 without BOM; anything else is an ErrCorrupt error, as the runtime would fail to
-// load it. Entries get Skip set wherever the runtime would not load them.
+// load it. Entries get Skip set wherever the runtime would not load them. The document refers
+// to data (no copy is made): data must not be modified afterwards.
 func Decode(data []byte, rules Rules) (*Document, error) {
 	if err := checkText(data); err != nil {
 		return nil, err
 	}
-	d := &Document{data: data, rules: rules, last: map[string]int{}}
+	d := &Document{data: data, rules: sharedRules(rules), last: map[string]int{}}
 	s := &scanner{data: data, collectDepth: 2}
 	s.ws()
 	if s.peek() != '{' {
 		return nil, notObject(s)
 	}
+	var chunk []Entry
 	err := s.members('}', true, func(k []byte, start, end int) {
-		d.addMember(decodeString(k), start, end, s.take())
+		key := decodeString(k)
+		m := member{key: key, start: start, end: end, pos: -1}
+		if !strings.HasPrefix(key, "_") || !d.rules.SkipUnderscoreKeys {
+			if len(chunk) == 0 {
+				chunk = make([]Entry, min(maxEntryChunk, max(8, len(d.members))))
+			}
+			m.entry, chunk = &chunk[0], chunk[1:]
+			m.entry.init(key, data[start:end], s.collected, d.rules)
+		}
+		s.collected = s.collected[:0]
+		d.last[key] = len(d.members)
+		d.members = append(d.members, m)
 	})
 	if err != nil {
 		return nil, err
@@ -68,45 +92,29 @@ func notObject(s *scanner) error {
 	return fmt.Errorf("top level is %s, not an object: %w", topLevelKind(s.data[start:]), ErrCorrupt)
 }
 
-func (d *Document) addMember(key string, start, end int, fields []Field) {
-	switch {
-	case d.data[start] != '{':
-		fields = nil
-	case fields == nil:
-		fields = []Field{}
-	}
-	d.fields = append(d.fields, fields)
-	d.last[key] = len(d.members)
-	d.members = append(d.members, Member{
-		Key: key, Raw: d.data[start:end], Start: start, End: end,
-		Underscore: strings.HasPrefix(key, "_"),
-	})
-}
-
-// buildEntries evaluates entries in Python dict order and applies the TypeError abort.
+// buildEntries orders entries in Python dict order and applies the TypeError abort.
 func (d *Document) buildEntries() {
-	d.index = make(map[string]int, len(d.last))
+	n := 0
+	for i, m := range d.members {
+		if m.entry != nil && d.last[m.key] == i {
+			n++
+		}
+	}
+	d.entries = make([]*Entry, 0, n)
 	aborted := false
 	for _, m := range d.members {
-		if _, seen := d.index[m.Key]; seen || m.Underscore && d.rules.SkipUnderscoreKeys {
+		w := &d.members[d.last[m.key]]
+		if w.entry == nil || w.pos >= 0 {
 			continue
 		}
-		d.index[m.Key] = len(d.entries)
-		e := d.entryAt(d.last[m.Key])
+		w.pos = len(d.entries)
+		e := w.entry
 		if aborted {
 			e.Skip = SkipAborted
 		}
 		aborted = aborted || e.typeError
 		d.entries = append(d.entries, e)
 	}
-}
-
-func (d *Document) entryAt(i int) *Entry {
-	m := d.members[i]
-	if d.fields[i] == nil {
-		return newEntry(m.Key, m.Raw, nil, d.rules)
-	}
-	return newEntry(m.Key, nil, d.fields[i], d.rules)
 }
 
 // Bytes returns the original file contents.
@@ -116,12 +124,20 @@ func (d *Document) Bytes() []byte {
 
 // Rules returns the rules the document was decoded with.
 func (d *Document) Rules() Rules {
-	return d.rules
+	return *d.rules
 }
 
-// Members returns every top-level member in file order, duplicates included.
+// Members returns every top-level member in file order, duplicates included. The slice is
+// built on each call.
 func (d *Document) Members() []Member {
-	return d.members
+	out := make([]Member, len(d.members))
+	for i, m := range d.members {
+		out[i] = Member{
+			Key: m.key, Raw: d.data[m.start:m.end], Start: m.start, End: m.end,
+			Underscore: strings.HasPrefix(m.key, "_"),
+		}
+	}
+	return out
 }
 
 // Entries returns the routing entries in the order the runtime iterates them (first
@@ -133,8 +149,8 @@ func (d *Document) Entries() []*Entry {
 
 // Entry returns the entry for key, or nil.
 func (d *Document) Entry(key string) *Entry {
-	if i, ok := d.index[key]; ok {
-		return d.entries[i]
+	if i, ok := d.last[key]; ok {
+		return d.members[i].entry
 	}
 	return nil
 }
@@ -144,15 +160,15 @@ func (d *Document) FirstKey() string {
 	if len(d.members) == 0 {
 		return ""
 	}
-	return d.members[0].Key
+	return d.members[0].key
 }
 
 // Underscore returns the values of the "_" keys (last occurrence wins).
 func (d *Document) Underscore() map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	for _, m := range d.members {
-		if m.Underscore {
-			out[m.Key] = m.Raw
+		if strings.HasPrefix(m.key, "_") {
+			out[m.key] = d.data[m.start:m.end]
 		}
 	}
 	return out
@@ -170,16 +186,17 @@ func (d *Document) README() string {
 	if !ok {
 		return ""
 	}
-	return stringValue(d.members[i].Raw)
+	m := d.members[i]
+	return stringValue(d.data[m.start:m.end])
 }
 
 // Replace records an edit: the value of key becomes e. Only the winning (last) member of a
 // duplicated key is rewritten. The key must exist.
 func (d *Document) Replace(key string, e *Entry) error {
 	if !e.IsObject() {
-		return d.ReplaceRaw(key, e.value)
+		return d.ReplaceRaw(key, e.raw)
 	}
-	return d.replace(key, compactFormatter.object(nil, e.Fields, 0))
+	return d.replace(key, e.Raw())
 }
 
 // ReplaceRaw records an edit with a raw JSON value, e.g. a journal's before-image on undo.
@@ -201,12 +218,14 @@ func (d *Document) replace(key string, raw []byte) error {
 		d.edits = map[int][]byte{}
 	}
 	d.edits[i] = slices.Clone(raw)
-	if j, ok := d.index[key]; ok {
+	m := &d.members[i]
+	if m.entry != nil {
 		e := entryFromRaw(key, d.edits[i], d.rules)
-		if d.entries[j].Skip == SkipAborted {
+		if m.entry.Skip == SkipAborted {
 			e.Skip = SkipAborted
 		}
-		d.entries[j] = e
+		m.entry = e
+		d.entries[m.pos] = e
 	}
 	return nil
 }
@@ -228,9 +247,9 @@ func (d *Document) Encode(asciiOnly bool) []byte {
 		if !ok {
 			continue
 		}
-		out = append(out, d.data[prev:m.Start]...)
+		out = append(out, d.data[prev:m.start]...)
 		out = f.value(out, raw, 1)
-		prev = m.End
+		prev = m.end
 	}
 	return append(out, d.data[prev:]...)
 }

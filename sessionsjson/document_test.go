@@ -104,7 +104,7 @@ func TestDecodeEntryFields(t *testing.T) {
 		{"unknown", fmt.Sprint(e.UnknownFields), "[x_extra]"},
 		{"unknown origin", fmt.Sprint(e.UnknownOriginFields), "[weird]"},
 		{"updated aware", e.UpdatedAt.Aware, true},
-		{"field count (dups merged)", len(e.Fields), 13},
+		{"field count (dups merged)", len(e.Fields()), 13},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -182,9 +182,10 @@ func TestEntrySetInsertOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, f := range got.Fields {
-			if f.Name == tt.field && got.Fields[i-1].Name != tt.after {
-				t.Errorf("%s inserted after %s, want after %s", tt.field, got.Fields[i-1].Name, tt.after)
+		fields := got.Fields()
+		for i, f := range fields {
+			if f.Name == tt.field && fields[i-1].Name != tt.after {
+				t.Errorf("%s inserted after %s, want after %s", tt.field, fields[i-1].Name, tt.after)
 			}
 		}
 	}

@@ -1,11 +1,13 @@
 package sessionsjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Field is one member of an entry object, in file order.
@@ -39,6 +41,25 @@ const (
 	fieldLastResumeMarked = "last_resume_marked_at"
 )
 
+// Ranks of the fields the loader reads, in entryFieldOrder (and knownName) numbering.
+const (
+	rankSessionKey       = 0
+	rankSessionID        = 1
+	rankCreatedAt        = 2
+	rankUpdatedAt        = 3
+	rankDisplayName      = 4
+	rankPlatform         = 5
+	rankChatType         = 6
+	rankLastPromptTokens = 12
+	rankMemoryFlushed    = 15
+	rankExpiryFinalized  = 16
+	rankSuspended        = 17
+	rankResumePending    = 18
+	rankResumeReason     = 19
+	rankLastResumeMarked = 20
+	rankOrigin           = 26
+)
+
 // entryFieldOrder is SessionEntry.to_dict output order across all generations.
 var entryFieldOrder = [...]string{
 	"session_key", "session_id", "created_at", "updated_at", "display_name", "platform",
@@ -65,13 +86,13 @@ var originFields = map[string]bool{
 	"auto_thread_initial_name": true,
 }
 
-// Entry is one routing entry with the fields the runtime reads, decoded, and every member of
-// the object kept in order so edits never lose data.
+// Entry is one routing entry with the fields the runtime reads, decoded. The entry keeps its
+// raw value (a sub-slice of the decoded bytes, never a copy), so Fields, Get, Raw and
+// EncodeEntryJSON see every member in order and edits never lose data. The bytes an entry
+// was decoded from must not be modified while the entry is in use.
 type Entry struct {
 	// Key is the top-level key (what the runtime indexes by).
 	Key string
-	// Fields are the object's members in order (Python dict semantics for duplicates).
-	Fields []Field
 
 	// SessionKey and SessionID are the string values of those fields ("" when not strings).
 	SessionKey, SessionID string
@@ -79,26 +100,17 @@ type Entry struct {
 	CreatedAt, UpdatedAt Timestamp
 	// LastResumeMarkedAt is nil when null, absent or malformed.
 	LastResumeMarkedAt *Timestamp
-	// LastResumeMalformed is true when a truthy value failed to parse (the runtime loads null).
-	LastResumeMalformed bool
-	// ResumePending and Suspended are the Python truthiness of the flags.
-	ResumePending, Suspended bool
 	// ResumeReason is the string value, nil when null, absent or not a string.
 	ResumeReason *string
 	// Platform is the top-level platform string; PlatformKnown is false when the runtime
 	// would load it as null (unknown value).
-	Platform      string
-	PlatformKnown bool
-	// OriginPresent is true when the runtime parses an origin.
-	OriginPresent bool
+	Platform string
 	// OriginPlatform and OriginChatID (Python str() of the value) come from origin.
 	OriginPlatform, OriginChatID string
 	// ChatType is the chat_type string ("dm" when absent).
 	ChatType string
 	// DisplayName is the display_name string.
 	DisplayName string
-	// Finalized is expiry_finalized, falling back to memory_flushed (memory_flushed on r0418).
-	Finalized bool
 	// LastPromptTokens is the raw value (nil when absent).
 	LastPromptTokens json.RawMessage
 	// UnknownFields are entry members the runtime neither reads nor writes.
@@ -108,75 +120,113 @@ type Entry struct {
 	// Skip is the reason the runtime would not load this entry, "" when it loads.
 	Skip string
 
-	value     []byte // the raw value when it is not an object
-	rules     Rules
+	// LastResumeMalformed is true when a truthy value failed to parse (the runtime loads null).
+	LastResumeMalformed bool
+	// ResumePending and Suspended are the Python truthiness of the flags.
+	ResumePending, Suspended bool
+	// PlatformKnown: see Platform.
+	PlatformKnown bool
+	// OriginPresent is true when the runtime parses an origin.
+	OriginPresent bool
+	// Finalized is expiry_finalized, falling back to memory_flushed (memory_flushed on r0418).
+	Finalized bool
+
 	typeError bool
+	raw       []byte // the value, without surrounding whitespace
+	rules     *Rules
+}
+
+// rawField is one member of an object as written: the quoted name and the value bytes.
+type rawField struct {
+	name, value []byte
 }
 
 // DecodeEntry decodes one entry, e.g. a gateway_routing.entry_json row. It returns an entry
 // with Skip set where the runtime would skip it, and an ErrCorrupt error only for invalid JSON.
+// The entry refers to raw (no copy is made): raw must not be modified afterwards.
 func DecodeEntry(key string, raw []byte, rules Rules) (*Entry, error) {
 	if err := validJSON(raw); err != nil {
 		return nil, fmt.Errorf("entry %q: %w", key, err)
 	}
-	return entryFromRaw(key, raw, rules), nil
+	return entryFromRaw(key, raw, sharedRules(rules)), nil
 }
 
-func entryFromRaw(key string, raw []byte, rules Rules) *Entry {
-	s := scanner{data: raw}
-	s.ws()
-	if s.peek() != '{' {
-		start, end, _ := s.value()
-		return newEntry(key, raw[start:end], nil, rules)
-	}
-	return newEntry(key, nil, objectFields(raw[s.pos:], len(entryFieldOrder)), rules)
-}
-
-// newEntry builds and evaluates an entry; fields == nil with value != nil means a non-object.
-func newEntry(key string, value []byte, fields []Field, rules Rules) *Entry {
-	e := &Entry{Key: key, value: value, rules: rules}
-	if value == nil {
-		e.Fields = dedupeFields(fields)
-		if e.Fields == nil {
-			e.Fields = []Field{}
-		}
-	}
-	e.evaluate()
+// entryFromRaw builds and evaluates the entry of a valid raw JSON value.
+func entryFromRaw(key string, raw []byte, rules *Rules) *Entry {
+	s := scanner{data: raw, collectDepth: 1}
+	start, end, _ := s.value()
+	e := &Entry{}
+	e.init(key, raw[start:end], s.collected, rules)
 	return e
+}
+
+// init sets up and evaluates e for the valid value raw; fields are raw's members when it is
+// an object (duplicates included, in file order).
+func (e *Entry) init(key string, raw []byte, fields []rawField, rules *Rules) {
+	e.Key, e.raw, e.rules = key, raw, rules
+	e.evaluate(fields)
+}
+
+// rulesCache interns Rules values so entries share one copy.
+var rulesCache sync.Map // Rules -> *Rules
+
+func sharedRules(r Rules) *Rules {
+	if p, ok := rulesCache.Load(r); ok {
+		return p.(*Rules)
+	}
+	p, _ := rulesCache.LoadOrStore(r, &r)
+	return p.(*Rules)
 }
 
 // IsObject reports whether the entry's value is a JSON object.
 func (e *Entry) IsObject() bool {
-	return e.value == nil
+	return len(e.raw) > 0 && e.raw[0] == '{'
+}
+
+// Fields returns the object's members in order (Python dict semantics for duplicates: first
+// position, last value), computed from the raw bytes on each call; the caller owns the slice.
+// It is nil when the entry is not an object.
+func (e *Entry) Fields() []Field {
+	if !e.IsObject() {
+		return nil
+	}
+	return dedupeFields(objectFields(e.raw, len(entryFieldOrder)))
 }
 
 // Get returns the raw value of a field and whether it is present.
 func (e *Entry) Get(name string) (json.RawMessage, bool) {
-	for _, f := range e.Fields {
-		if f.Name == name {
-			return f.Raw, true
-		}
+	if !e.IsObject() {
+		return nil, false
 	}
-	return nil, false
+	var out json.RawMessage
+	found := false
+	visitObject(e.raw, func(k, v []byte) {
+		if nameIs(k, name) {
+			out, found = v, true
+		}
+	})
+	return out, found
+}
+
+// nameIs reports whether the raw member name k decodes to name.
+func nameIs(k []byte, name string) bool {
+	body := k[1 : len(k)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body) == name
+	}
+	return decodeString(k) == name
 }
 
 // Raw returns the entry in canonical compact form (no spaces, ASCII only), for journals and
 // comparisons.
 func (e *Entry) Raw() json.RawMessage {
-	if !e.IsObject() {
-		return compactPy(e.value)
-	}
-	return compactFormatter.object(nil, e.Fields, 0)
+	return compactPy(e.raw)
 }
 
 // EncodeEntryJSON encodes the entry like Python json.dumps(entry) with default separators:
 // the gateway_routing.entry_json form (the runtime uses asciiOnly = true).
 func EncodeEntryJSON(e *Entry, asciiOnly bool) []byte {
-	f := dumpsFormatter(asciiOnly)
-	if !e.IsObject() {
-		return f.value(nil, e.value, 0)
-	}
-	return f.object(nil, e.Fields, 0)
+	return dumpsFormatter(asciiOnly).value(nil, e.raw, 0)
 }
 
 // Set returns a copy of the entry with field set to value (bool, string, nil, int, int64,
@@ -190,13 +240,32 @@ func (e *Entry) Set(field string, value any) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set %s on %q: %w", field, e.Key, err)
 	}
-	fields := slices.Clone(e.Fields)
+	fields := e.Fields()
 	if i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == field }); i >= 0 {
 		fields[i].Raw = raw
 	} else {
 		fields = slices.Insert(fields, insertPos(fields, field), Field{Name: field, Raw: raw})
 	}
-	return newEntry(e.Key, nil, fields, e.rules), nil
+	return entryFromRaw(e.Key, appendRawObject(nil, fields), e.rules), nil
+}
+
+// appendRawObject writes fields as an object, each name and value byte for byte as given
+// (names without a raw form are encoded), so that decoding it yields the same fields.
+func appendRawObject(dst []byte, fields []Field) []byte {
+	dst = append(dst, '{')
+	for i, f := range fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if f.rawName != nil {
+			dst = append(dst, f.rawName...)
+		} else {
+			dst = appendPyString(dst, f.Name, true)
+		}
+		dst = append(dst, ':')
+		dst = append(dst, f.Raw...)
+	}
+	return append(dst, '}')
 }
 
 func valueJSON(v any) (json.RawMessage, error) {
@@ -217,10 +286,13 @@ func valueJSON(v any) (json.RawMessage, error) {
 		if err := validJSON(x); err != nil {
 			return nil, err
 		}
-		return slices.Clone(x), nil
+		return slices.Clone(bytes.Trim(x, jsonSpace)), nil
 	}
 	return nil, fmt.Errorf("unsupported value type %T: %w", v, ErrInvalid)
 }
+
+// jsonSpace is the JSON whitespace set.
+const jsonSpace = " \t\n\r"
 
 func floatJSON(f float64) (json.RawMessage, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -255,28 +327,63 @@ func (v *entryView) has(name string) bool {
 	return v.get(name) != nil
 }
 
-func (e *Entry) view() *entryView {
-	var v entryView
-	for _, f := range e.Fields {
-		if r, ok := entryFieldRank[f.Name]; ok {
-			v[r] = f.Raw
-		} else {
-			e.UnknownFields = append(e.UnknownFields, f.Name)
+// entryRank returns the to_dict rank of a raw member name, or -1 with the decoded name for
+// names the runtime neither reads nor writes. Known names do not allocate.
+func entryRank(k []byte) (int, string) {
+	body := k[1 : len(k)-1]
+	name, rank, ok := knownName(body)
+	if !ok && bytes.IndexByte(body, '\\') >= 0 {
+		name = decodeString(k)
+		if _, r, known := knownName([]byte(name)); known {
+			rank, ok = r, true
 		}
 	}
-	return &v
+	if ok && rank >= 0 {
+		return rank, ""
+	}
+	if name == "" {
+		name = decodeString(k)
+	}
+	return -1, name
+}
+
+// view sorts the members into the known fields (the last duplicate wins) and the unknown
+// names (once each, in order of first occurrence).
+func (e *Entry) view(fields []rawField, v *entryView) {
+	var seen map[string]bool // only for entries with many unknown names
+	for _, f := range fields {
+		rank, name := entryRank(f.name)
+		switch {
+		case rank >= 0:
+			v[rank] = f.value
+		case seen != nil:
+			if !seen[name] {
+				seen[name] = true
+				e.UnknownFields = append(e.UnknownFields, name)
+			}
+		case !slices.Contains(e.UnknownFields, name):
+			e.UnknownFields = append(e.UnknownFields, name)
+			if len(e.UnknownFields) > 32 {
+				seen = make(map[string]bool, 2*len(e.UnknownFields))
+				for _, n := range e.UnknownFields {
+					seen[n] = true
+				}
+			}
+		}
+	}
 }
 
 // evaluate decodes the runtime-relevant fields and decides Skip like SessionEntry.from_dict.
-func (e *Entry) evaluate() {
+func (e *Entry) evaluate(fields []rawField) {
 	if !e.IsObject() {
 		e.skip(SkipNotObject, !e.rules.SkipNonObject)
 		return
 	}
-	v := e.view()
-	e.plainFields(v)
-	if e.origin(v.get("origin")) && e.required(v) {
-		e.pathSafety(v)
+	var v entryView
+	e.view(fields, &v)
+	e.plainFields(&v)
+	if e.origin(v[rankOrigin]) && e.required(&v) {
+		e.pathSafety(&v)
 	}
 }
 
@@ -291,33 +398,41 @@ func (e *Entry) skip(reason string, typeError bool) {
 }
 
 func (e *Entry) plainFields(v *entryView) {
-	e.SessionKey = stringValue(v.get("session_key"))
-	e.SessionID = stringValue(v.get("session_id"))
-	e.DisplayName = stringValue(v.get("display_name"))
+	e.SessionKey = e.sessionKey(v[rankSessionKey])
+	e.SessionID = stringValue(v[rankSessionID])
+	e.DisplayName = stringValue(v[rankDisplayName])
 	e.ChatType = defaultChatType
-	if v.has("chat_type") {
-		e.ChatType = stringValue(v.get("chat_type"))
+	if v[rankChatType] != nil {
+		e.ChatType = internedString(v[rankChatType])
 	}
-	if p := v.get("platform"); truthy(p) {
-		e.Platform = stringValue(p)
+	if p := v[rankPlatform]; truthy(p) {
+		e.Platform = internedString(p)
 		e.PlatformKnown = IsKnownPlatform(e.Platform)
 	}
-	e.ResumePending = truthy(v.get("resume_pending"))
-	e.Suspended = truthy(v.get("suspended"))
-	if r := v.get("resume_reason"); len(r) > 0 && r[0] == '"' {
-		s := decodeString(r)
+	e.ResumePending = truthy(v[rankResumePending])
+	e.Suspended = truthy(v[rankSuspended])
+	if r := v[rankResumeReason]; len(r) > 0 && r[0] == '"' {
+		s := internedString(r)
 		e.ResumeReason = &s
 	}
 	e.Finalized = truthy(finalizedRaw(v, e.rules.FinalizedFlag))
-	e.LastPromptTokens = v.get("last_prompt_tokens")
-	e.lastResume(v.get(fieldLastResumeMarked))
+	e.LastPromptTokens = v[rankLastPromptTokens]
+	e.lastResume(v[rankLastResumeMarked])
+}
+
+// sessionKey decodes session_key, sharing Key's string when they are equal (the usual case).
+func (e *Entry) sessionKey(raw []byte) string {
+	if len(raw) > 0 && raw[0] == '"' && string(raw[1:len(raw)-1]) == e.Key {
+		return e.Key
+	}
+	return stringValue(raw)
 }
 
 func finalizedRaw(v *entryView, flag string) []byte {
 	if v.has(flag) || flag == fieldMemoryFlushed {
 		return v.get(flag)
 	}
-	return v.get(fieldMemoryFlushed)
+	return v[rankMemoryFlushed]
 }
 
 func (e *Entry) lastResume(raw []byte) {
@@ -338,6 +453,30 @@ func stringValue(raw []byte) string {
 		return decodeString(raw)
 	}
 	return ""
+}
+
+// internedValues are string values shared by many entries (platforms, chat types, resume
+// reasons), returned without allocating.
+var internedValues = func() map[string]string {
+	m := map[string]string{}
+	for p := range knownPlatforms {
+		m[p] = p
+	}
+	for _, s := range []string{"dm", "group", "channel", "thread", "forum", "private", "supergroup",
+		"restart_timeout", "shutdown_timeout", "restart_interrupted", "crash_recovery"} {
+		m[s] = s
+	}
+	return m
+}()
+
+// internedString is stringValue that does not allocate for common values.
+func internedString(raw []byte) string {
+	if len(raw) > 0 && raw[0] == '"' {
+		if s, ok := internedValues[string(raw[1:len(raw)-1])]; ok {
+			return s
+		}
+	}
+	return stringValue(raw)
 }
 
 // origin applies SessionSource.from_dict; false means the entry is skipped.
@@ -372,16 +511,16 @@ func (e *Entry) originPlatform(platform, chatID []byte) bool {
 	case platform == nil:
 		e.skip(SkipOriginNoPlatform, false)
 		return false
-	case !IsKnownPlatform(stringValue(platform)) || platform[0] != '"':
+	case !IsKnownPlatform(internedString(platform)) || platform[0] != '"':
 		e.OriginPlatform = pyStr(platform)
 		e.skip(SkipOriginPlatform, false)
 		return false
 	case chatID == nil:
-		e.OriginPlatform = stringValue(platform)
+		e.OriginPlatform = internedString(platform)
 		e.skip(SkipOriginNoChatID, false)
 		return false
 	}
-	e.OriginPlatform = stringValue(platform)
+	e.OriginPlatform = internedString(platform)
 	e.OriginChatID = pyStr(chatID)
 	return true
 }
@@ -395,15 +534,14 @@ func (e *Entry) required(v *entryView) bool {
 		}
 	}
 	var ok bool
-	if e.CreatedAt, ok = e.timestamp(v, "created_at"); !ok {
+	if e.CreatedAt, ok = e.timestamp(v[rankCreatedAt], "created_at"); !ok {
 		return false
 	}
-	e.UpdatedAt, ok = e.timestamp(v, "updated_at")
+	e.UpdatedAt, ok = e.timestamp(v[rankUpdatedAt], "updated_at")
 	return ok
 }
 
-func (e *Entry) timestamp(v *entryView, name string) (Timestamp, bool) {
-	raw := v.get(name)
+func (e *Entry) timestamp(raw []byte, name string) (Timestamp, bool) {
 	switch {
 	case raw == nil:
 		e.skip(skipMissingPrefix+name, false)
@@ -426,22 +564,16 @@ func (e *Entry) pathSafety(v *entryView) {
 		return
 	}
 	interior := e.rules.PathSafety == PathSafetyInteriorSlash
-	checks := []struct {
-		name    string
-		problem func(string) string
-	}{
-		{"session_key", func(s string) string { return SessionKeyProblem(s, interior) }},
-		{"session_id", SessionIDProblem},
+	if raw := v[rankSessionKey]; raw[0] != '"' {
+		e.skip("session_key"+skipNotStringSuffix, false)
+		return
+	} else if p := SessionKeyProblem(e.SessionKey, interior); p != "" {
+		e.skip("session_key"+skipPathUnsafeSuffix+p, false)
+		return
 	}
-	for _, c := range checks {
-		raw := v.get(c.name)
-		if raw[0] != '"' {
-			e.skip(c.name+skipNotStringSuffix, false)
-			return
-		}
-		if p := c.problem(decodeString(raw)); p != "" {
-			e.skip(c.name+skipPathUnsafeSuffix+p, false)
-			return
-		}
+	if raw := v[rankSessionID]; raw[0] != '"' {
+		e.skip("session_id"+skipNotStringSuffix, false)
+	} else if p := SessionIDProblem(e.SessionID); p != "" {
+		e.skip("session_id"+skipPathUnsafeSuffix+p, false)
 	}
 }

@@ -20,30 +20,11 @@ type scanner struct {
 	pos   int
 	depth int
 
-	// collectDepth > 0 makes the scanner record the members of objects at that depth in
-	// collected, so callers can decode entries in the same pass that validates them.
+	// collectDepth > 0 makes the scanner append the members of objects at that depth to
+	// collected, so callers can decode entries in the same pass that validates them. The
+	// caller resets collected when it has used them.
 	collectDepth int
-	collected    []Field // chunked arena
-	collectFrom  int     // start in collected of the object being scanned
-}
-
-// collect appends f to the arena, moving the current object's fields to a new chunk when full.
-func (s *scanner) collect(f Field) {
-	if len(s.collected) == cap(s.collected) {
-		cur := s.collected[s.collectFrom:]
-		next := make([]Field, len(cur), max(4096, 2*len(cur)))
-		copy(next, cur)
-		s.collected, s.collectFrom = next, 0
-	}
-	s.collected = append(s.collected, f)
-}
-
-// take returns the fields collected since the last take.
-func (s *scanner) take() []Field {
-	n := len(s.collected)
-	f := s.collected[s.collectFrom:n:n]
-	s.collectFrom = n
-	return f
+	collected    []rawField
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -248,7 +229,7 @@ func (s *scanner) members(closer byte, object bool, visit func(key []byte, start
 			return err
 		}
 		if object && s.depth == s.collectDepth {
-			s.collect(Field{Name: internName(key), Raw: s.data[start:end], rawName: key})
+			s.collected = append(s.collected, rawField{name: key, value: s.data[start:end]})
 		}
 		if visit != nil {
 			visit(key, start, end)

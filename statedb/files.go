@@ -6,37 +6,74 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
-// TranscriptFiles returns the existing transcript files the runtime's _remove_session_files
-// deletes for id in sessionsDir: <id>.json, <id>.jsonl and request_dump_<id>_*.json (id's
-// glob metacharacters matched literally). session_<id>.json is not included. An id that
-// could name a path outside sessionsDir is refused.
-func TranscriptFiles(sessionsDir, id string) ([]string, error) {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") {
-		return nil, fmt.Errorf("transcript files: unsafe session id %q", id)
-	}
-	var out []string
-	for _, name := range []string{id + ".json", id + ".jsonl"} {
-		p := filepath.Join(sessionsDir, name)
-		_, err := os.Lstat(p)
-		if err == nil {
-			out = append(out, p)
-			continue
+// TranscriptFiles returns, for each id, the existing transcript files the runtime's
+// _remove_session_files deletes from sessionsDir: <id>.json, <id>.jsonl and
+// request_dump_<id>_*.json. session_<id>.json is not included. The directory is read once,
+// however many ids are asked for. An id that could name a path outside sessionsDir is
+// refused; a missing directory has no files.
+func TranscriptFiles(sessionsDir string, ids []string) (map[string][]string, error) {
+	wanted := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") {
+			return nil, fmt.Errorf("transcript files: unsafe session id %q", id)
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("transcript files: %w", err)
-		}
+		wanted[id] = true
 	}
-	dumps, err := filepath.Glob(filepath.Join(globEscape(sessionsDir), "request_dump_"+globEscape(id)+"_*.json"))
+	names, err := readDirNames(sessionsDir)
 	if err != nil {
 		return nil, fmt.Errorf("transcript files: %w", err)
 	}
-	return append(out, dumps...), nil
+	out := make(map[string][]string, len(ids))
+	for _, name := range names {
+		if id, ok := transcriptOwner(name, wanted); ok {
+			out[id] = append(out[id], filepath.Join(sessionsDir, name))
+		}
+	}
+	return out, nil
 }
 
-// globEscape makes s match itself literally in filepath.Glob.
-func globEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
+// transcriptOwner returns the wanted id whose transcript file name is, if any.
+func transcriptOwner(name string, wanted map[string]bool) (string, bool) {
+	for _, ext := range []string{".jsonl", ".json"} {
+		if id, ok := strings.CutSuffix(name, ext); ok && wanted[id] {
+			return id, true
+		}
+	}
+	rest, ok := strings.CutPrefix(name, "request_dump_")
+	if !ok || !strings.HasSuffix(rest, ".json") {
+		return "", false
+	}
+	// request_dump_<id>_<anything>.json: <id> may itself contain "_", so try every split.
+	for i := strings.IndexByte(rest, '_'); i >= 0; i = nextUnderscore(rest, i) {
+		if wanted[rest[:i]] {
+			return rest[:i], true
+		}
+	}
+	return "", false
+}
+
+func nextUnderscore(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '_')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
 }

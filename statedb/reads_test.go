@@ -259,7 +259,7 @@ func TestTranscriptFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := TranscriptFiles(dir, id)
+	got, err := TranscriptFiles(dir, []string{id, "weird[1]*", "absent"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,15 +267,20 @@ func TestTranscriptFiles(t *testing.T) {
 	for i := range want {
 		want[i] = filepath.Join(dir, want[i])
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("files = %v, want %v", got, want)
+	if !reflect.DeepEqual(got[id], want) {
+		t.Errorf("files = %v, want %v", got[id], want)
 	}
-	got, err = TranscriptFiles(dir, "weird[1]*")
-	if err != nil || len(got) != 2 {
-		t.Errorf("glob metacharacters: %v, %v", got, err)
+	if len(got["weird[1]*"]) != 2 {
+		t.Errorf("glob metacharacters: %v", got["weird[1]*"])
 	}
-	if _, err := TranscriptFiles(dir, "../x"); err == nil {
+	if len(got["absent"]) != 0 {
+		t.Errorf("files for an absent id: %v", got["absent"])
+	}
+	if _, err := TranscriptFiles(dir, []string{"../x"}); err == nil {
 		t.Error("path-like id accepted")
+	}
+	if files, err := TranscriptFiles(filepath.Join(dir, "missing"), []string{id}); err != nil || len(files) != 0 {
+		t.Errorf("missing dir: %v, %v", files, err)
 	}
 }
 
