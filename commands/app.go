@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -27,12 +28,22 @@ const (
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	args = normaliseArgs(app, args)
-	err := app.RunContext(ctx, args)
+	err := runApp(ctx, app, args)
 	code := exitCodeOf(err)
 	if err != nil && !errors.Is(err, errReported) {
 		fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(err))
 	}
 	return code
+}
+
+// runMu serialises app runs: urfave/cli v2 writes its package-level HelpFlag on every run,
+// so two in-process runs (tests) would race.
+var runMu sync.Mutex
+
+func runApp(ctx context.Context, app *cli.App, args []string) error {
+	runMu.Lock()
+	defer runMu.Unlock()
+	return app.RunContext(ctx, args)
 }
 
 // errReported marks an error whose message was already printed (for example inside a JSON

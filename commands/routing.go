@@ -284,6 +284,7 @@ func executeRouting(ctx context.Context, r *repairRun, p routingPlan) (result, e
 		return res, withCode(ExitWrite, err)
 	}
 	if err := a.apply(ctx, p); err != nil {
+		_ = os.Remove(path) // nothing changed: the journal would describe a change that never happened
 		return res, err
 	}
 	res.applied, res.journal = true, path

@@ -6,11 +6,17 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 
 	"github.com/sessionctl/sessionctl/commands"
 )
 
+// memoryLimit is a soft limit for the Go heap: on large homes the collector runs more often
+// instead of letting garbage double the resident size.
+const memoryLimit = 64 << 20
+
 func main() {
+	debug.SetMemoryLimit(memoryLimit)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := commands.Run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
