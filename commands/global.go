@@ -101,14 +101,6 @@ func (o *options) paint(s string, attrs ...color.Attribute) string {
 	return c.Sprint(s)
 }
 
-// println prints a human line on stdout unless --json or --quiet suppress it.
-func (o *options) println(format string, a ...any) {
-	if o.json || o.quiet {
-		return
-	}
-	fmt.Fprintf(o.stdout, format+"\n", a...)
-}
-
 // warn prints a one-line warning on stderr (never suppressed).
 func (o *options) warn(format string, a ...any) {
 	fmt.Fprintf(o.stderr, "sessionctl: warning: "+format+"\n", a...)

@@ -65,15 +65,6 @@ func lockHome(o *options) (func() error, error) {
 	return release, nil
 }
 
-// openRepair loads the home for a repair whose lock (if any) the caller holds.
-func openRepair(ctx context.Context, o *options, apply, force bool) (*repairRun, error) {
-	v, err := loadView(ctx, o, false)
-	if err != nil {
-		return nil, err
-	}
-	return &repairRun{o: o, v: v, apply: apply, force: force, release: func() error { return nil }}, nil
-}
-
 func (r *repairRun) finish() {
 	r.v.close()
 	_ = r.release()

@@ -729,10 +729,8 @@ func TestRobustDiskFull(t *testing.T) {
 			}
 			compareDump(t, dumpHome(t, home), dumpBefore)
 			after := rbSnapshot(t, home)
-			var journalsLeft []string
 			for k := range after {
 				if strings.HasPrefix(k, "sessionctl/journal") {
-					journalsLeft = append(journalsLeft, k)
 					delete(after, k)
 				}
 			}

@@ -145,7 +145,7 @@ func appendU4(dst []byte, r rune) []byte {
 // integers keep their digits ("-0" becomes "0"), floats use Python's repr. A float that
 // overflows to infinity is copied verbatim (Python would write the invalid token Infinity).
 func appendPyNumber(dst, raw []byte) []byte {
-	if bytes.IndexAny(raw, ".eE") < 0 {
+	if !bytes.ContainsAny(raw, ".eE") {
 		if string(raw) == "-0" {
 			return append(dst, '0')
 		}
