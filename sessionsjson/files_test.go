@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 	"syscall"
 	"testing"
 )
@@ -282,6 +283,7 @@ func TestDetectGatewayPIDFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	waitForExec(t, cmd.Process.Pid, "gateway/run.py")
 	h := Home{Root: dir, Dir: dir}
 	start, _ := procStartTime(cmd.Process.Pid)
 	tests := []struct {
@@ -294,6 +296,20 @@ func TestDetectGatewayPIDFile(t *testing.T) {
 			t.Errorf("start_time %d: %+v", tt.start, st)
 		}
 	}
+}
+
+// waitForExec waits until the child's command line shows it has exec'd (right after fork it
+// is still a copy of the test binary).
+func waitForExec(t *testing.T, pid int, want string) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.Contains(string(cmdline), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d never showed %q in its command line", pid, want)
 }
 
 func holdLock(t *testing.T, path string) {
