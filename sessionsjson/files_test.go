@@ -7,9 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
