@@ -54,6 +54,14 @@ type envelope struct {
 	Data           any               `json:"data"`
 }
 
+// gatewayJSON is how the envelope says whether a gateway runs and how that was decided.
+type gatewayJSON struct {
+	Running bool   `json:"running"`
+	Method  string `json:"method"`
+	PID     int    `json:"pid"`
+	Detail  string `json:"detail"`
+}
+
 // result is what a command hands to the printer.
 type result struct {
 	applied  bool
@@ -82,7 +90,7 @@ func newEnvelope(v *homeView, o *options, r result) envelope {
 	}
 	if v != nil {
 		env.GatewayRunning = v.gateway.Running
-		env.Gateway = v.gateway
+		env.Gateway = gatewayJSON{Running: v.gateway.Running, Method: v.gateway.Method, PID: v.gateway.PID, Detail: v.gateway.Detail}
 		env.Storage = v.storage
 		env.Generation = string(v.gen)
 		if v.db != nil {
