@@ -80,8 +80,8 @@ func newEnvelope(v *homeView, o *options, r result) envelope {
 		Now:      formatInstant(o.clock.UnixMicros),
 		NowUnix:  o.clock.Unix,
 		Applied:  r.applied,
-		Findings: nonNil(r.findings),
-		Changes:  nonNilChanges(r.changes),
+		Findings: orEmpty(r.findings),
+		Changes:  orEmpty(r.changes),
 		ExitCode: r.exitCode,
 		Data:     r.data,
 	}
@@ -117,18 +117,12 @@ func homePaths(o *options) map[string]string {
 	}
 }
 
-func nonNil(f []Finding) []Finding {
-	if f == nil {
-		return []Finding{}
+// orEmpty returns s, or an empty slice for nil, so that JSON shows [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return f
-}
-
-func nonNilChanges(c []Change) []Change {
-	if c == nil {
-		return []Change{}
-	}
-	return c
+	return s
 }
 
 // emitJSON writes the envelope as one indented JSON document.

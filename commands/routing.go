@@ -70,8 +70,8 @@ func fieldChanges(store string, planned []plannedEntry, edits []entryEdit) []Cha
 	var out []Change
 	for _, p := range planned {
 		for _, f := range byKey[p.key].Fields {
-			before, _ := fieldValue(p.before, f.Field)
-			after, _ := fieldValue(p.after, f.Field)
+			before, _ := p.before.Get(f.Field)
+			after, _ := p.after.Get(f.Field)
 			if bytes.Equal(before, after) {
 				continue
 			}
@@ -79,10 +79,6 @@ func fieldChanges(store string, planned []plannedEntry, edits []entryEdit) []Cha
 		}
 	}
 	return out
-}
-
-func fieldValue(e *sessionsjson.Entry, name string) (json.RawMessage, bool) {
-	return e.Get(name)
 }
 
 func rawOrNil(raw json.RawMessage) any {

@@ -104,7 +104,7 @@ func buildStatus(ctx context.Context, v *homeView) (statusData, []Finding, error
 		RestartCounts: countsMap(v),
 		CleanShutdown: v.cleanShut,
 		Gateway:       v.gateway.Detail,
-		NextStart:     nonNilActions(previewStart(v, rows)),
+		NextStart:     orEmpty(previewStart(v, rows)),
 	}
 	d.Counts = routingCounts(v)
 	if v.db != nil {
@@ -118,13 +118,6 @@ func buildStatus(ctx context.Context, v *homeView) (statusData, []Finding, error
 		d.SQLiteVersion = v.schema.SQLiteVersion
 	}
 	return d, scopeFindings(v), nil
-}
-
-func nonNilActions(a []startAction) []startAction {
-	if a == nil {
-		return []startAction{}
-	}
-	return a
 }
 
 func routingCounts(v *homeView) statusCounts {

@@ -38,9 +38,9 @@ type homeView struct {
 	asciiOnly  bool
 	routing    []*sessionsjson.Entry // the primary routing index, in order
 	routingSrc string
-	mirror     []*sessionsjson.Entry // db-primary: the sessions.json mirror
-	foreign    map[string]int        // db-primary: rows per other scope
-	counts     *sessionsjson.Counts  // nil when absent or unparseable
+	byKey      map[string]*sessionsjson.Entry // index of routing, built on first lookup
+	foreign    map[string]int                 // db-primary: rows per other scope
+	counts     *sessionsjson.Counts           // nil when absent or unparseable
 	countsErr  error
 	countsRaw  bool // the counts file exists
 	countsData []byte
@@ -173,7 +173,7 @@ func (v *homeView) loadRouting(ctx context.Context) error {
 	}
 	if _, ok := scopes[v.scope]; !ok {
 		v.routingSrc = "none for this home (gateway_routing rows belong to another scope)"
-		v.mirror, v.routing = v.routing, nil
+		v.routing = nil
 		return nil
 	}
 	return v.loadRoutingRows(ctx)
@@ -184,7 +184,6 @@ func (v *homeView) loadRoutingRows(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
-	v.mirror = v.routing
 	v.routing = make([]*sessionsjson.Entry, 0, len(rows))
 	for _, r := range rows {
 		e, err := sessionsjson.DecodeEntry(r.Key, []byte(r.EntryJSON), v.rules)
@@ -213,12 +212,13 @@ func (v *homeView) loadCounts() {
 
 // entry returns the primary routing entry for key, or nil.
 func (v *homeView) entry(key string) *sessionsjson.Entry {
-	for _, e := range v.routing {
-		if e.Key == key {
-			return e
+	if v.byKey == nil {
+		v.byKey = make(map[string]*sessionsjson.Entry, len(v.routing))
+		for _, e := range v.routing {
+			v.byKey[e.Key] = e
 		}
 	}
-	return nil
+	return v.byKey[key]
 }
 
 // loaded reports the routing entries the runtime would load (skipped ones excluded).

@@ -11,15 +11,23 @@ var orphanKinds = []string{"target", "api", "young", "target", "ended", "nomsg",
 var ghostKinds = []string{"target", "titled", "target", "with_messages", "young", "target", "with_children",
 	"open", "target", "cli", "edge24h", "target", "target", "target"}
 
+// cycleKinds returns n kinds cycling through kinds; the boundary kind appears only in the
+// first cycle (one row exactly at a cutoff is enough), later cycles use "target" instead.
+func cycleKinds(kinds []string, n int, boundary string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = kinds[i%len(kinds)]
+		if out[i] == boundary && i >= len(kinds) {
+			out[i] = "target"
+		}
+	}
+	return out
+}
+
 // buildOrphans adds compression families whose continuation may be an
 // orphan (open, > 7 days, no API calls, with messages) and its near misses.
 func (p *plan) buildOrphans() {
-	n := max(len(orphanKinds), p.cfg.Sessions/400)
-	for i := range n {
-		kind := orphanKinds[i%len(orphanKinds)]
-		if kind == "edge7d" && i >= len(orphanKinds) {
-			kind = "target"
-		}
+	for _, kind := range cycleKinds(orphanKinds, max(len(orphanKinds), p.cfg.Sessions/400), "edge7d") {
 		p.orphanFamily(kind)
 	}
 }
@@ -70,12 +78,7 @@ func (p *plan) newLock(id string, acquired int64) lock {
 // buildGhosts adds TUI ghost rows (tui, untitled, ended, no messages,
 // > 24 h old) with their transcript files, and the near misses.
 func (p *plan) buildGhosts() {
-	n := max(len(ghostKinds), p.cfg.Sessions/100)
-	for i := range n {
-		kind := ghostKinds[i%len(ghostKinds)]
-		if kind == "edge24h" && i >= len(ghostKinds) {
-			kind = "target"
-		}
+	for _, kind := range cycleKinds(ghostKinds, max(len(ghostKinds), p.cfg.Sessions/100), "edge24h") {
 		p.ghost(kind)
 	}
 }
