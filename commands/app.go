@@ -102,6 +102,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler:       func(*cli.Context, error) {},
 		Flags:                globalFlags(),
 		Commands:             allCommands(),
+		Action:               topLevel,
 	}
 	app.OnUsageError = usageError
 	setUsageError(app.Commands)
@@ -125,6 +126,20 @@ func allCommands() []*cli.Command {
 		undoCommand(),
 		demoCommand(),
 	}
+}
+
+// topLevel runs when no command matched: no argument or a bare `help` shows the help;
+// anything else is a usage error (exit 2). urfave/cli's default would look the word up as a
+// help topic and exit 3. `help CMD …` is rewritten to `CMD … --help` by normaliseArgs.
+func topLevel(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) > 0 && args[0] == "help" {
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		return usagef("unknown command %q (see sessionctl --help)", args[0])
+	}
+	return cli.ShowAppHelp(c)
 }
 
 func usageError(_ *cli.Context, err error, _ bool) error {

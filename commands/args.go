@@ -15,6 +15,9 @@ func normaliseArgs(app *cli.App, args []string) []string {
 		return args
 	}
 	globals, rest := splitLeadingFlags(args[1:], app.Flags)
+	if len(rest) > 1 && rest[0] == "help" && findCommand(app.Commands, rest[1]) != nil {
+		rest = append(append([]string(nil), rest[1:]...), "--help")
+	}
 	if len(rest) == 0 {
 		return args
 	}
