@@ -2,10 +2,12 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
@@ -76,41 +78,64 @@ func runFinalizeOrphans(c *cli.Context) error {
 	return r.report(res)
 }
 
-// executeFinalize plans, and with --apply performs, finalize-orphans.
+// executeFinalize plans, and with --apply performs, finalize-orphans. Under --apply the
+// candidates are chosen inside the write transaction (no separate planning pass), so what is
+// reported is exactly what changed.
 func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	now := r.o.clock.Unix
+	if r.apply {
+		if err := r.checkWritable(); err != nil {
+			return result{}, err
+		}
+		var fin statedb.FinalizeResult
+		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (changed bool, err error) {
+			fin, err = db.FinalizeOrphans(ctx, now, minAge, hook)
+			return len(fin.Changes) > 0, err
+		}, nil)
+		res := finalizeReport(changedSessionIDs(fin.Changes), fin.Locked, now)
+		res.applied, res.journal = applied.done, applied.journal
+		return res, err
+	}
 	cands, err := r.v.db.FinalizeCandidates(ctx, now, minAge)
 	if err != nil {
 		return result{}, withCode(ExitData, fmt.Errorf("finalize-orphans: %w", err))
 	}
 	var ids []string
-	var res result
+	var locked []statedb.Orphan
 	for _, o := range cands {
 		if o.LiveLock != nil {
-			res.findings = append(res.findings, Finding{"orphan.locked", sevInfo, o.Session.ID,
-				"holds a live compression lock (" + o.LiveLock.Holder + "): skipped"})
-			continue
+			locked = append(locked, o)
+		} else {
+			ids = append(ids, o.Session.ID)
 		}
-		ids = append(ids, o.Session.ID)
-		res.changes = append(res.changes, finalizeChanges(o.Session.ID, now)...)
 	}
-	if !r.apply || len(ids) == 0 {
-		return res, nil
-	}
-	if err := r.checkWritable(); err != nil {
-		return res, err
-	}
-	return r.applyDB(ctx, res, func(db *statedb.DB, hook statedb.CommitHook) error {
-		_, err := db.FinalizeOrphans(ctx, ids, now, minAge, hook)
-		return err
-	}, nil)
+	return finalizeReport(ids, locked, now), nil
 }
 
-func finalizeChanges(id string, now float64) []Change {
-	return []Change{
-		{Store: "state.db", Target: "sessions/" + id + "/ended_at", Op: "set", Before: nil, After: now},
-		{Store: "state.db", Target: "sessions/" + id + "/end_reason", Op: "set", Before: nil, After: statedb.EndReasonOrphanedCompression},
+// finalizeReport lists the sessions ended (or to end) and the live-locked ones skipped.
+func finalizeReport(ids []string, locked []statedb.Orphan, now float64) result {
+	var res result
+	for _, o := range locked {
+		res.findings = append(res.findings, Finding{"orphan.locked", sevInfo, o.Session.ID,
+			"holds a live compression lock (" + o.LiveLock.Holder + "): skipped"})
 	}
+	for _, id := range ids {
+		res.changes = append(res.changes,
+			Change{Store: "state.db", Target: "sessions/" + id + "/ended_at", Op: "set", Before: nil, After: now},
+			Change{Store: "state.db", Target: "sessions/" + id + "/end_reason", Op: "set", Before: nil, After: statedb.EndReasonOrphanedCompression})
+	}
+	return res
+}
+
+// changedSessionIDs returns the ids of the sessions rows among changes, in order.
+func changedSessionIDs(changes []statedb.RowChange) []string {
+	var ids []string
+	for _, c := range changes {
+		if c.Table == "sessions" {
+			ids = append(ids, c.Key["id"].Text)
+		}
+	}
+	return ids
 }
 
 func runPruneGhosts(c *cli.Context) error {
@@ -126,78 +151,168 @@ func runPruneGhosts(c *cli.Context) error {
 	return r.report(res)
 }
 
-// executePrune plans, and with --apply performs, prune-ghosts.
+// executePrune plans, and with --apply performs, prune-ghosts. Under --apply the ghosts are
+// chosen inside the write transaction, and their transcript files are read into the journal
+// there (before the commit) and removed after it.
 func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
+	if r.apply {
+		return applyPrune(ctx, r, minAge)
+	}
 	ghosts, err := r.v.db.GhostCandidates(ctx, r.o.clock.Unix, minAge)
 	if err != nil {
 		return result{}, withCode(ExitData, fmt.Errorf("prune-ghosts: %w", err))
 	}
-	var ids, files []string
-	var deletable []statedb.Ghost
-	var res result
+	var deletable []statedb.Session
+	children := map[string][]string{}
 	for _, g := range ghosts {
 		if len(g.ChildIDs) > 0 {
-			res.findings = append(res.findings, Finding{"ghost.has-children", sevWarn, g.Session.ID,
-				fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(g.ChildIDs))})
-			continue
+			children[g.Session.ID] = g.ChildIDs
+		} else {
+			deletable = append(deletable, g.Session)
 		}
-		deletable = append(deletable, g)
-		ids = append(ids, g.Session.ID)
 	}
-	transcripts, err := statedb.TranscriptFiles(r.o.home.SessionsDir(), ids)
+	transcripts, err := statedb.TranscriptFiles(r.o.home.SessionsDir(), sessionIDs(deletable))
 	if err != nil {
-		return res, withCode(ExitData, err)
+		return result{}, withCode(ExitData, err)
 	}
-	for _, g := range deletable {
-		res.changes = append(res.changes, Change{Store: "state.db", Target: "sessions/" + g.Session.ID, Op: "delete", Before: toSessionRow(g.Session)})
-		for _, f := range transcripts[g.Session.ID] {
-			res.changes = append(res.changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})
-			files = append(files, f)
-		}
-	}
-	if !r.apply || len(ids) == 0 {
-		return res, nil
-	}
-	if err := r.checkWritable(); err != nil {
-		return res, err
-	}
-	return r.applyDB(ctx, res, func(db *statedb.DB, hook statedb.CommitHook) error {
-		_, err := db.PruneGhosts(ctx, ids, r.o.clock.Unix, minAge, hook)
-		return err
-	}, files)
+	return pruneReport(ghostIDs(ghosts), children, deletable, transcripts), nil
 }
 
-// applyDB runs a state.db repair. The journal (row images from inside the transaction, plus
-// the transcript files to remove) is written before the transaction commits; if the
-// transaction fails it is removed again. Transcript files go after the commit.
-func (r *repairRun) applyDB(ctx context.Context, res result, run func(*statedb.DB, statedb.CommitHook) error, files []string) (result, error) {
-	j := &journal{Storage: r.v.storage, Generation: string(r.v.gen)}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return res, withCode(ExitData, fmt.Errorf("read %s before removing it: %w", f, err))
-		}
-		j.Files = append(j.Files, fileImage{Path: f, Before: &data})
+func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
+	if err := r.checkWritable(); err != nil {
+		return result{}, err
 	}
+	var pr statedb.PruneResult
+	var transcripts map[string][]string
+	applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (changed bool, err error) {
+		pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, hook)
+		return len(pr.Deleted) > 0, err
+	}, func(changes []statedb.RowChange) ([]string, error) {
+		var err error
+		transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), changedSessionIDs(changes))
+		return flatten(transcripts), err
+	})
+	var deleted []statedb.Session
+	for _, c := range pr.Changes {
+		if c.Table == "sessions" && c.Before != nil {
+			deleted = append(deleted, statedb.SessionFromImage(c.Before))
+		}
+	}
+	res := pruneReport(append(pr.Kept, pr.Deleted...), pr.Children, deleted, transcripts)
+	res.applied, res.journal = applied.done, applied.journal
+	return res, err
+}
+
+// pruneReport lists the ghosts deleted (or to delete) with their transcript files, and the
+// ghosts kept because they have children. order fixes the order of the findings.
+func pruneReport(order []string, children map[string][]string, deleted []statedb.Session, transcripts map[string][]string) result {
+	var res result
+	for _, id := range order {
+		if kids := children[id]; len(kids) > 0 {
+			res.findings = append(res.findings, Finding{"ghost.has-children", sevWarn, id,
+				fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(kids))})
+		}
+	}
+	for _, s := range deleted {
+		res.changes = append(res.changes, Change{Store: "state.db", Target: "sessions/" + s.ID, Op: "delete", Before: toSessionRow(s)})
+		for _, f := range transcripts[s.ID] {
+			res.changes = append(res.changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})
+		}
+	}
+	return res
+}
+
+func sessionIDs(sessions []statedb.Session) []string {
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+func ghostIDs(ghosts []statedb.Ghost) []string {
+	ids := make([]string, len(ghosts))
+	for i, g := range ghosts {
+		ids[i] = g.Session.ID
+	}
+	return ids
+}
+
+// flatten returns every path of transcripts, by session id then file name.
+func flatten(transcripts map[string][]string) []string {
+	ids := make([]string, 0, len(transcripts))
+	for id := range transcripts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []string
+	for _, id := range ids {
+		out = append(out, transcripts[id]...)
+	}
+	return out
+}
+
+// dbApplied says whether a state.db repair wrote anything, and where its journal is.
+type dbApplied struct {
+	done    bool
+	journal string
+}
+
+// applyDB runs a state.db repair. Inside its transaction, before the commit, the journal is
+// written with every row image and, when filesFor names files, their content; if the
+// transaction fails the journal is removed again. Those files are removed after the commit.
+// run reports whether it changed anything; a repair that finds nothing to change writes
+// nothing, journal included (a journal left by an attempt that was retried is removed).
+func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, error), filesFor func([]statedb.RowChange) ([]string, error)) (dbApplied, error) {
 	db, err := statedb.OpenWrite(ctx, r.o.home.StateDB())
 	if err != nil {
-		return res, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
+		return dbApplied{}, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
 	}
 	defer db.Close()
 	path := journalPath(r.o)
-	err = run(db, func(changes []statedb.RowChange) error {
-		j.Rows = changes
+	var files []string
+	changed, err := run(db, func(changes []statedb.RowChange) error {
+		j := &journal{Storage: r.v.storage, Generation: string(r.v.gen), Rows: changes}
+		if filesFor != nil {
+			var err error
+			if files, err = filesFor(changes); err != nil {
+				return err
+			}
+			if j.Files, err = fileImages(files); err != nil {
+				return err
+			}
+		}
 		return writeJournalAt(r.o, path, j)
 	})
-	if err != nil {
+	if err != nil || !changed {
 		_ = os.Remove(path)
-		return res, withCode(ExitWrite, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.o.command, err))
+	}
+	if errors.Is(err, statedb.ErrUnsupportedSchema) {
+		return dbApplied{}, withCode(ExitData, fmt.Errorf("%s: %w", r.o.command, err))
+	}
+	if err != nil {
+		return dbApplied{}, withCode(ExitWrite, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.o.command, err))
+	}
+	if !changed {
+		return dbApplied{}, nil
 	}
 	for _, f := range files {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
 			r.o.warn("remove %s: %v", f, err)
 		}
 	}
-	res.applied, res.journal = true, path
-	return res, nil
+	return dbApplied{done: true, journal: path}, nil
+}
+
+// fileImages reads each file, for the journal.
+func fileImages(paths []string) ([]fileImage, error) {
+	out := make([]fileImage, 0, len(paths))
+	for _, f := range paths {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read %s before removing it: %w", f, err)
+		}
+		out = append(out, fileImage{Path: f, Before: &data})
+	}
+	return out, nil
 }

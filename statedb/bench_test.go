@@ -102,7 +102,7 @@ func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
 // (no scan of the whole messages table) and logs the plans.
 func TestCandidateQueryPlans(t *testing.T) {
 	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
-	fq, fargs := db.finalizeCandidatesQuery(fixtureNow, DefaultOrphanMinAge)
+	fq, fargs := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), fixtureNow, DefaultOrphanMinAge)
 	plans := map[string]string{
 		"finalize": queryPlan(t, db, fq, fargs...),
 		"ghosts":   queryPlan(t, db, db.ghostCandidatesQuery(), fixtureNow-DefaultGhostMinAge),

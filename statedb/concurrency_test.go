@@ -101,21 +101,10 @@ func repairUntil(db *DB, done <-chan error) (int, error) {
 			return runs, nil
 		default:
 		}
-		cands, err := db.FinalizeCandidates(ctx, fixtureNow, DefaultOrphanMinAge)
-		if err != nil {
+		if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, nil); err != nil {
 			return runs, err
 		}
-		ids := []string{}
-		for _, c := range cands {
-			if c.LiveLock == nil {
-				ids = append(ids, c.ID)
-			}
-		}
-		if _, err := db.FinalizeOrphans(ctx, ids, fixtureNow, DefaultOrphanMinAge, nil); err != nil {
-			return runs, err
-		}
-		ghosts := []string{"20260628_040921_e394e0", "20260702_210131_8d7ee4"}
-		if _, err := db.PruneGhosts(ctx, ghosts, fixtureNow, DefaultGhostMinAge, nil); err != nil {
+		if _, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, nil); err != nil {
 			return runs, err
 		}
 	}

@@ -3,8 +3,8 @@ package statedb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"sort"
 )
 
 // DefaultOrphanMinAge is the runtime's finalize cutoff: 7 days, in seconds.
@@ -24,10 +24,6 @@ const orphanPredicate = `sessions.api_call_count = 0
 	            AND p.end_reason = 'compression' AND p.ended_at IS NOT NULL)
 	AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)`
 
-// notLockedClause excludes sessions holding a compression lock live at its one argument, now.
-const notLockedClause = ` AND NOT EXISTS (SELECT 1 FROM compression_locks l
-	WHERE l.session_id = sessions.id AND l.expires_at >= ?)`
-
 // Orphan is a compression continuation the finalize repair would end. LiveLock is the
 // compression lock it holds at now (the CLI skips those; the runtime does not).
 type Orphan struct {
@@ -38,7 +34,7 @@ type Orphan struct {
 // FinalizeResult reports a FinalizeOrphans run.
 type FinalizeResult struct {
 	Changes []RowChange // one per finalized sessions row, full before/after images
-	Skipped []string    // requested ids that no longer match, or hold a live lock
+	Locked  []Orphan    // matching sessions left alone because they hold a live compression lock
 	Latch   RowChange   // state_meta orphaned_compression_finalize_v1
 	Stats   TxStats
 }
@@ -50,7 +46,7 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	if err := db.requireSessionColumns("finalize candidates", "api_call_count"); err != nil {
 		return nil, err
 	}
-	query, args := db.finalizeCandidatesQuery(now, minAge)
+	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), now, minAge)
 	out, err := scanOrphans(ctx, db, query, args)
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
@@ -58,8 +54,9 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	return out, nil
 }
 
-// finalizeCandidatesQuery returns the candidate query and its arguments.
-func (db *DB) finalizeCandidatesQuery(now, minAge float64) (string, []any) {
+// finalizeCandidatesQuery returns the candidate query selecting columns, then the four
+// columns of the live compression lock (NULL when none), and its arguments.
+func (db *DB) finalizeCandidatesQuery(columns string, now, minAge float64) (string, []any) {
 	lockCols, join := "NULL, NULL, NULL, NULL", ""
 	args := []any{now - minAge}
 	if db.schema.HasCompressionLocks {
@@ -67,8 +64,25 @@ func (db *DB) finalizeCandidatesQuery(now, minAge float64) (string, []any) {
 		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND l.expires_at >= ?"
 		args = []any{now, now - minAge}
 	}
-	return "SELECT " + db.sessionColumns("sessions") + ", " + lockCols + " FROM sessions" + join +
+	return "SELECT " + columns + ", " + lockCols + " FROM sessions" + join +
 		" WHERE " + orphanPredicate + " ORDER BY sessions.started_at, sessions.id", args
+}
+
+// lockScan receives the lock columns of the candidate query.
+type lockScan struct {
+	id, holder        sql.NullString
+	acquired, expires sql.NullFloat64
+}
+
+func (l *lockScan) dest() []any { return []any{&l.id, &l.holder, &l.acquired, &l.expires} }
+
+// lock returns the scanned lock, nil when the row had none.
+func (l *lockScan) lock() *CompressionLock {
+	if !l.id.Valid {
+		return nil
+	}
+	return &CompressionLock{SessionID: l.id.String, Holder: l.holder.String,
+		AcquiredAt: l.acquired.Float64, ExpiresAt: l.expires.Float64}
 }
 
 func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orphan, error) {
@@ -79,30 +93,26 @@ func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orpha
 	defer rows.Close()
 	var out []Orphan
 	for rows.Next() {
-		var lockID, holder sql.NullString
-		var acquired, expires sql.NullFloat64
-		s, err := scanSession(rows, &lockID, &holder, &acquired, &expires)
+		var l lockScan
+		s, err := scanSession(rows, l.dest()...)
 		if err != nil {
 			return nil, err
 		}
-		o := Orphan{Session: s}
-		if lockID.Valid {
-			o.LiveLock = &CompressionLock{SessionID: lockID.String, Holder: holder.String,
-				AcquiredAt: acquired.Float64, ExpiresAt: expires.Float64}
-		}
-		out = append(out, o)
+		out = append(out, Orphan{Session: s, LiveLock: l.lock()})
 	}
 	return out, rows.Err()
 }
 
-// FinalizeOrphans ends the given sessions the way finalize_orphaned_compression_sessions
-// does (ended_at = now, end_reason = 'orphaned_compression'), in one BEGIN IMMEDIATE
-// transaction. Inside it every id is re-checked against the runtime predicate (cutoff =
-// now - minAge) and against a live compression lock; ids that fail either are reported in
-// Skipped and left alone. The state_meta latch orphaned_compression_finalize_v1 is set to
-// '1' as the runtime does. beforeCommit (optional) sees every change, latch included, inside
-// the transaction before it commits; its error rolls everything back.
-func (db *DB) FinalizeOrphans(ctx context.Context, ids []string, now, minAge float64, beforeCommit CommitHook) (FinalizeResult, error) {
+// FinalizeOrphans ends every session that finalize_orphaned_compression_sessions would end
+// at now (cutoff = now - minAge, compared strictly) and that holds no live compression lock:
+// ended_at = now, end_reason = 'orphaned_compression'. Candidates are selected inside the
+// one BEGIN IMMEDIATE transaction that changes them, so what changes is exactly what matches
+// while the write lock is held; the locked ones are reported in Locked. The state_meta latch
+// orphaned_compression_finalize_v1 is set to '1' as the runtime does. When no session is to
+// be ended nothing is written (not even the latch) and Changes is empty. beforeCommit
+// (optional) sees every change, latch included, inside the transaction before it commits;
+// its error rolls everything back.
+func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, beforeCommit CommitHook) (FinalizeResult, error) {
 	const op = "finalize orphans"
 	if err := db.requireWrite(op); err != nil {
 		return FinalizeResult{}, err
@@ -116,97 +126,88 @@ func (db *DB) FinalizeOrphans(ctx context.Context, ids []string, now, minAge flo
 	var res FinalizeResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = db.finalizeTx(ctx, tx, uniqueSorted(ids), now, minAge); err != nil {
+		if res, err = db.finalizeTx(ctx, tx, now, minAge); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
 	})
 	res.Stats = stats
-	if err != nil {
+	if err != nil && !errors.Is(err, errNothingToChange) {
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
 }
 
-func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, ids []string, now, minAge float64) (FinalizeResult, error) {
+func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64) (FinalizeResult, error) {
 	var res FinalizeResult
 	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
 		return res, err
 	}
-	done := map[string]bool{}
-	for _, chunk := range chunks(ids) {
-		changes, err := db.finalizeChunk(ctx, tx, ti, chunk, now, minAge)
-		if err != nil {
-			return res, err
-		}
-		for _, c := range changes {
-			done[c.Key["id"].Text] = true
-		}
-		res.Changes = append(res.Changes, changes...)
+	before, locked, err := db.orphanImages(ctx, tx, ti, now, minAge)
+	if err != nil {
+		return res, fmt.Errorf("read orphans: %w", err)
 	}
-	res.Skipped = missing(ids, done)
+	res.Locked = locked
+	if len(before) == 0 {
+		return res, errNothingToChange
+	}
+	if res.Changes, err = finalizeRows(ctx, tx, ti, before, now); err != nil {
+		return res, err
+	}
 	res.Latch, err = setLatch(ctx, tx, LatchFinalizeOrphans)
 	return res, err
 }
 
-// finalizeChunk finalizes the ids of one chunk that still match, returning their images.
-func (db *DB) finalizeChunk(ctx context.Context, tx *sql.Tx, ti tableInfo, chunk []string, now, minAge float64) ([]RowChange, error) {
-	where := "sessions.id IN (" + placeholders(len(chunk)) + ") AND " + orphanPredicate
-	args := append(stringArgs(chunk), now-minAge)
-	if db.schema.HasCompressionLocks {
-		where += notLockedClause
-		args = append(args, now)
-	}
-	before, err := readImagesWhere(ctx, tx, ti, where, args...)
+// orphanImages runs the candidate query with full row images: the images of the sessions
+// to finalize, oldest first, and the candidates that hold a live compression lock.
+func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, minAge float64) ([]RowImage, []Orphan, error) {
+	query, args := db.finalizeCandidatesQuery(ti.selectList(), now, minAge)
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read orphans: %w", err)
+		return nil, nil, err
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE "+where,
-		append([]any{now, EndReasonOrphanedCompression}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("update orphans: %w", err)
+	defer rows.Close()
+	var free []RowImage
+	var locked []Orphan
+	for rows.Next() {
+		var l lockScan
+		img, err := ti.scanImage(rows, l.dest()...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if lock := l.lock(); lock != nil {
+			locked = append(locked, Orphan{Session: Session{ID: img.Key["id"].Text}, LiveLock: lock})
+		} else {
+			free = append(free, img)
+		}
 	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(before)) {
-		return nil, fmt.Errorf("update orphans: %d rows changed, %d expected (%v)", n, len(before), err)
-	}
-	return afterImages(ctx, tx, ti, before)
+	return free, locked, rows.Err()
 }
 
-// afterImages pairs each before image with the row's current image (nil when deleted).
-func afterImages(ctx context.Context, tx *sql.Tx, ti tableInfo, before []RowImage) ([]RowChange, error) {
-	out := make([]RowChange, 0, len(before))
-	for i := range before {
-		after, err := readImageTI(ctx, tx, ti, before[i].Key)
+// finalizeRows ends the sessions whose images are given and returns their changes.
+func finalizeRows(ctx context.Context, tx *sql.Tx, ti tableInfo, before []RowImage, now float64) ([]RowChange, error) {
+	ids := make([]string, len(before))
+	for i, img := range before {
+		ids[i] = img.Key["id"].Text
+	}
+	for _, chunk := range chunks(ids) {
+		res, err := tx.ExecContext(ctx, "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id IN ("+
+			placeholders(len(chunk))+")", append([]any{now, EndReasonOrphanedCompression}, stringArgs(chunk)...)...)
 		if err != nil {
-			return nil, fmt.Errorf("read %s after write: %w", ti.name, err)
+			return nil, fmt.Errorf("update orphans: %w", err)
 		}
-		out = append(out, RowChange{Table: ti.name, Key: before[i].Key, Before: &before[i], After: after})
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(chunk)) {
+			return nil, fmt.Errorf("update orphans: %d rows changed, %d expected (%v)", n, len(chunk), err)
+		}
+	}
+	after, err := readImagesByID(ctx, tx, ti, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read orphans after update: %w", err)
+	}
+	out := make([]RowChange, len(before))
+	for i := range before {
+		out[i] = RowChange{Table: ti.name, Key: before[i].Key, Before: &before[i], After: after[ids[i]]}
 	}
 	return out, nil
-}
-
-// uniqueSorted returns ids sorted without duplicates.
-func uniqueSorted(ids []string) []string {
-	out := append([]string(nil), ids...)
-	sort.Strings(out)
-	n := 0
-	for i, id := range out {
-		if i == 0 || id != out[n-1] {
-			out[n] = id
-			n++
-		}
-	}
-	return out[:n]
-}
-
-// missing returns the ids not in done, in order.
-func missing(ids []string, done map[string]bool) []string {
-	var out []string
-	for _, id := range ids {
-		if !done[id] {
-			out = append(out, id)
-		}
-	}
-	return out
 }

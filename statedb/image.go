@@ -37,6 +37,83 @@ type RowChange struct {
 	After  *RowImage        `json:"after"`
 }
 
+// MarshalJSON encodes c as {"table", "key", "before", "after"}, the images in full.
+func (c RowChange) MarshalJSON() ([]byte, error) {
+	dst := appendJSONString(append(make([]byte, 0, 4096), `{"table":`...), c.Table)
+	dst, err := appendKey(append(dst, `,"key":`...), c.Key)
+	if err != nil {
+		return nil, err
+	}
+	for _, img := range []struct {
+		name string
+		img  *RowImage
+	}{{"before", c.Before}, {"after", c.After}} {
+		dst = append(append(append(dst, `,"`...), img.name...), `":`...)
+		if dst, err = img.img.appendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes r as {"table", "key", "columns", "values"}.
+func (r *RowImage) MarshalJSON() ([]byte, error) {
+	return r.appendJSON(nil)
+}
+
+// appendJSON appends r's JSON form to dst ("null" for a nil image). It is what
+// encoding/json would produce, written directly: journals hold thousands of images.
+func (r *RowImage) appendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = appendJSONString(append(dst, `{"table":`...), r.Table)
+	dst, err := appendKey(append(dst, `,"key":`...), r.Key)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"columns":[`...)
+	for i, c := range r.Columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, c)
+	}
+	dst = append(dst, `],"values":[`...)
+	for i, v := range r.Values {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = v.appendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, "]}"...), nil
+}
+
+// appendKey appends a key map as a JSON object with sorted names, like encoding/json.
+func appendKey(dst []byte, key map[string]Value) ([]byte, error) {
+	if key == nil {
+		return append(dst, "null"...), nil
+	}
+	names := make([]string, 0, len(key))
+	for k := range key {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	dst = append(dst, '{')
+	for i, k := range names {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = key[k].appendJSON(append(appendJSONString(dst, k), ':')); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
 // Undo returns the restore that reverts c: the row must still equal After and becomes Before.
 func (c RowChange) Undo() RowRestore {
 	return RowRestore{Table: c.Table, Key: c.Key, Expected: c.After, Desired: c.Before}
@@ -83,15 +160,17 @@ func loadTableInfo(ctx context.Context, q querier, table string) (tableInfo, err
 	return ti, nil
 }
 
-// selectList selects every column as an expression (+col), so the driver reports the stored
-// class without declared-type conversions, then the rowid when it is the key.
+// selectList selects every column as an expression (+"table"."col"), so the driver reports
+// the stored class without declared-type conversions, then the rowid when it is the key.
+// Columns are qualified by the table name, so the list also works in a join.
 func (ti tableInfo) selectList() string {
+	table := quoteIdent(ti.name)
 	parts := make([]string, 0, len(ti.cols)+1)
 	for _, c := range ti.cols {
-		parts = append(parts, "+"+quoteIdent(c))
+		parts = append(parts, "+"+table+"."+quoteIdent(c))
 	}
 	if ti.rowid {
-		parts = append(parts, "rowid")
+		parts = append(parts, table+".rowid")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -113,18 +192,19 @@ func (ti tableInfo) keyWhere(key map[string]Value) (string, []any, error) {
 	return strings.Join(conds, " AND "), args, nil
 }
 
-// scanImage reads one row selected with selectList.
-func (ti tableInfo) scanImage(rows *sql.Rows) (RowImage, error) {
+// scanImage reads one row selected with selectList; extra receives the columns selected
+// after it, if any.
+func (ti tableInfo) scanImage(rows *sql.Rows, extra ...any) (RowImage, error) {
 	n := len(ti.cols)
 	raw := make([]any, n, n+1)
 	if ti.rowid {
 		raw = raw[:n+1]
 	}
-	ptrs := make([]any, len(raw))
+	ptrs := make([]any, len(raw), len(raw)+len(extra))
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	if err := rows.Scan(ptrs...); err != nil {
+	if err := rows.Scan(append(ptrs, extra...)...); err != nil {
 		return RowImage{}, err
 	}
 	img := RowImage{Table: ti.name, Key: map[string]Value{}, Columns: ti.cols, Values: make([]Value, n)}
@@ -146,6 +226,39 @@ func (ti tableInfo) scanImage(rows *sql.Rows) (RowImage, error) {
 		}
 	}
 	return img, nil
+}
+
+// afterImages pairs each before image with the row's current image (nil when deleted).
+func afterImages(ctx context.Context, q querier, ti tableInfo, before []RowImage) ([]RowChange, error) {
+	out := make([]RowChange, 0, len(before))
+	for i := range before {
+		after, err := readImageTI(ctx, q, ti, before[i].Key)
+		if err != nil {
+			return nil, fmt.Errorf("read %s after write: %w", ti.name, err)
+		}
+		out = append(out, RowChange{Table: ti.name, Key: before[i].Key, Before: &before[i], After: after})
+	}
+	return out, nil
+}
+
+// readImagesByID returns the images of the rows of ti (keyed by a single text column, such
+// as sessions.id) whose key is in ids, by key.
+func readImagesByID(ctx context.Context, q querier, ti tableInfo, ids []string) (map[string]*RowImage, error) {
+	if len(ti.pk) != 1 || ti.rowid {
+		return nil, fmt.Errorf("%s is not keyed by one column", ti.name)
+	}
+	out := make(map[string]*RowImage, len(ids))
+	for _, chunk := range chunks(ids) {
+		imgs, err := readImagesWhere(ctx, q, ti, quoteIdent(ti.name)+"."+quoteIdent(ti.pk[0])+
+			" IN ("+placeholders(len(chunk))+")", stringArgs(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		for i := range imgs {
+			out[imgs[i].Key[ti.pk[0]].Text] = &imgs[i]
+		}
+	}
+	return out, nil
 }
 
 // readImagesWhere returns the full images of the rows of ti matching where.
@@ -192,5 +305,52 @@ func readImageTI(ctx context.Context, q querier, ti tableInfo, key map[string]Va
 		return &imgs[0], nil
 	default:
 		return nil, errors.New("key of " + ti.name + " matches several rows")
+	}
+}
+
+// SessionFromImage returns the Session a full sessions row image holds. MessageCount is 0:
+// an image carries no messages.
+func SessionFromImage(img *RowImage) Session {
+	s := Session{ID: imageText(img, "id"), Source: imageText(img, "source")}
+	s.UserID, s.ParentID = imageTextPtr(img, "user_id"), imageTextPtr(img, "parent_session_id")
+	s.EndReason, s.Title = imageTextPtr(img, "end_reason"), imageTextPtr(img, "title")
+	s.SessionKey, s.ModelConfig = imageTextPtr(img, "session_key"), imageTextPtr(img, "model_config")
+	if f := imageFloatPtr(img, "started_at"); f != nil {
+		s.StartedAt = *f
+	}
+	s.EndedAt = imageFloatPtr(img, "ended_at")
+	if v, ok := img.Get("api_call_count"); ok && v.Type == TypeInteger {
+		s.APICallCount = &v.Int
+	}
+	return s
+}
+
+func imageText(img *RowImage, col string) string {
+	if p := imageTextPtr(img, col); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// imageTextPtr returns a TEXT column's value, nil for NULL, absent or non-text.
+func imageTextPtr(img *RowImage, col string) *string {
+	v, ok := img.Get(col)
+	if !ok || v.Type != TypeText {
+		return nil
+	}
+	return &v.Text
+}
+
+// imageFloatPtr returns a numeric column's value, nil for NULL, absent or non-numeric.
+func imageFloatPtr(img *RowImage, col string) *float64 {
+	v, ok := img.Get(col)
+	switch {
+	case ok && v.Type == TypeReal:
+		return &v.Real
+	case ok && v.Type == TypeInteger:
+		f := float64(v.Int)
+		return &f
+	default:
+		return nil
 	}
 }

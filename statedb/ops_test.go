@@ -13,39 +13,18 @@ func opGenerations() []generation {
 	return generations[1:]
 }
 
-// finalizeLikeCLI runs the candidates through FinalizeOrphans, skipping live-locked ones.
-func finalizeLikeCLI(t testing.TB, db *DB, now float64) FinalizeResult {
+func finalize(t testing.TB, db *DB, now float64) FinalizeResult {
 	t.Helper()
-	ctx := context.Background()
-	cands, err := db.FinalizeCandidates(ctx, now, DefaultOrphanMinAge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, c := range cands {
-		if c.LiveLock == nil {
-			ids = append(ids, c.ID)
-		}
-	}
-	res, err := db.FinalizeOrphans(ctx, ids, now, DefaultOrphanMinAge, nil)
+	res, err := db.FinalizeOrphans(context.Background(), now, DefaultOrphanMinAge, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-func pruneLikeCLI(t testing.TB, db *DB, now float64) PruneResult {
+func prune(t testing.TB, db *DB, now float64) PruneResult {
 	t.Helper()
-	ctx := context.Background()
-	cands, err := db.GhostCandidates(ctx, now, DefaultGhostMinAge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	res, err := db.PruneGhosts(ctx, ids, now, DefaultGhostMinAge, nil)
+	res, err := db.PruneGhosts(context.Background(), now, DefaultGhostMinAge, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +52,7 @@ func TestFinalizeOrphansMatchesRuntime(t *testing.T) {
 	for _, g := range opGenerations() {
 		t.Run(g.name, func(t *testing.T) {
 			path := copyDB(t, g.name)
-			res := finalizeLikeCLI(t, openWrite(t, path), fixtureNow)
+			res := finalize(t, openWrite(t, path), fixtureNow)
 			if got := changedIDs(res.Changes, "sessions"); !reflect.DeepEqual(got, want[g.name]) {
 				t.Errorf("finalized %v, want %v", got, want[g.name])
 			}
@@ -103,12 +82,12 @@ func TestPruneGhostsMatchesRuntime(t *testing.T) {
 	for _, g := range opGenerations() {
 		t.Run(g.name, func(t *testing.T) {
 			path := copyDB(t, g.name)
-			res := pruneLikeCLI(t, openWrite(t, path), fixtureNow)
+			res := prune(t, openWrite(t, path), fixtureNow)
 			if !reflect.DeepEqual(res.Deleted, want) || !reflect.DeepEqual(changedIDs(res.Changes, "sessions"), want) {
 				t.Errorf("deleted %v (changes %v), want %v", res.Deleted, changedIDs(res.Changes, "sessions"), want)
 			}
-			if len(res.Kept) != 0 || len(res.Skipped) != 0 {
-				t.Errorf("kept %v skipped %v", res.Kept, res.Skipped)
+			if len(res.Kept) != 0 {
+				t.Errorf("kept %v", res.Kept)
 			}
 			exp := loadExpected(t, g.name, "prune-ghosts")
 			raw := rawDB(t, path)
@@ -171,15 +150,24 @@ func TestFinalizeCandidatesCarryLiveLock(t *testing.T) {
 	}
 }
 
-func TestFinalizeRechecksLockInsideTx(t *testing.T) {
-	db := openWrite(t, copyDB(t, "r0715-c2a3b9ce5"))
-	const locked, young = "20260622_053714_edd871", "20260715_071724_2b156b"
-	res, err := db.FinalizeOrphans(context.Background(), []string{locked, young}, fixtureNow, DefaultOrphanMinAge, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestFinalizeSelectsInsideTx: the candidates are chosen inside the write transaction, so a
+// lock taken (or a message added) after planning is honoured by the apply.
+func TestFinalizeSelectsInsideTx(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	const nowLocked = "20260621_182357_4cea33"
+	mustExec(t, rawDB(t, path), `INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at)
+		VALUES (?, 'pid=1:tid=1:agent=x:nonce=y', ?, ?)`, nowLocked, fixtureNow-10, fixtureNow+600)
+	res := finalize(t, openWrite(t, path), fixtureNow)
+	locked := map[string]string{}
+	for _, o := range res.Locked {
+		locked[o.ID] = o.LiveLock.Holder
 	}
-	if len(res.Changes) != 0 || !reflect.DeepEqual(res.Skipped, []string{locked, young}) {
-		t.Errorf("changes %d, skipped %v", len(res.Changes), res.Skipped)
+	want := map[string]string{"20260622_053714_edd871": locked["20260622_053714_edd871"], nowLocked: "pid=1:tid=1:agent=x:nonce=y"}
+	if !reflect.DeepEqual(locked, want) || locked["20260622_053714_edd871"] == "" {
+		t.Errorf("locked = %v, want both live-locked candidates", locked)
+	}
+	if got := changedIDs(res.Changes, "sessions"); !reflect.DeepEqual(got, []string{"20260622_125201_1af486", "20260630_030359_a9da10"}) {
+		t.Errorf("finalized %v", got)
 	}
 }
 
@@ -264,8 +252,8 @@ func TestRestoreRoundTrip(t *testing.T) {
 	}
 	start := dump()
 	db := openWrite(t, path)
-	fin := finalizeLikeCLI(t, db, fixtureNow)
-	pr := pruneLikeCLI(t, db, fixtureNow)
+	fin := finalize(t, db, fixtureNow)
+	pr := prune(t, db, fixtureNow)
 	if len(pr.Changes) != 3 || pr.Changes[2].Table != "session_model_usage" || pr.Changes[2].After != nil {
 		t.Fatalf("prune changes: %+v", pr.Changes)
 	}
@@ -291,8 +279,8 @@ func TestRestoreRoundTrip(t *testing.T) {
 func TestRestoreConflictChangesNothing(t *testing.T) {
 	path := copyDB(t, "r0715-c2a3b9ce5")
 	db := openWrite(t, path)
-	fin := finalizeLikeCLI(t, db, fixtureNow)
-	pr := pruneLikeCLI(t, db, fixtureNow)
+	fin := finalize(t, db, fixtureNow)
+	pr := prune(t, db, fixtureNow)
 	raw := rawDB(t, path)
 	mustExec(t, raw, "UPDATE sessions SET title = 'touched' WHERE id = ?", fin.Changes[1].Key["id"].Text)
 	before := typedDump(t, raw, "sessions") + typedDump(t, raw, "state_meta")
@@ -330,9 +318,12 @@ func TestPruneKeepsGhostsWithChildren(t *testing.T) {
 			t.Errorf("ghost children = %v", c.ChildIDs)
 		}
 	}
-	res := pruneLikeCLI(t, db, fixtureNow)
+	res := prune(t, db, fixtureNow)
 	if !reflect.DeepEqual(res.Kept, []string{ghost}) || !reflect.DeepEqual(res.Deleted, []string{other}) {
 		t.Errorf("kept %v deleted %v", res.Kept, res.Deleted)
+	}
+	if !reflect.DeepEqual(res.Children, map[string][]string{ghost: {"child_of_ghost"}}) {
+		t.Errorf("children of kept ghosts = %v", res.Children)
 	}
 	if _, err := db.Session(context.Background(), ghost); err != nil {
 		t.Errorf("kept ghost: %v", err)
@@ -348,5 +339,29 @@ func TestSplitDeletable(t *testing.T) {
 	del, kept = splitDeletable([]string{"a", "b"}, children)
 	if len(del) != 0 || !reflect.DeepEqual(kept, []string{"a", "b"}) {
 		t.Errorf("chain with an outside child: deleted %v kept %v", del, kept)
+	}
+}
+
+// TestNothingToChangeWritesNothing: a second run finds nothing, calls no hook and writes
+// nothing, not even the latch.
+func TestNothingToChangeWritesNothing(t *testing.T) {
+	db := openWrite(t, copyDB(t, "r0715-c2a3b9ce5"))
+	finalize(t, db, fixtureNow)
+	prune(t, db, fixtureNow)
+	ctx := context.Background()
+	hook := func([]RowChange) error {
+		t.Error("commit hook called with nothing to change")
+		return nil
+	}
+	fin, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, hook)
+	if err != nil || len(fin.Changes) != 0 || fin.Latch.After != nil {
+		t.Errorf("second finalize: %d changes, latch %+v, err %v", len(fin.Changes), fin.Latch, err)
+	}
+	if len(fin.Locked) != 1 {
+		t.Errorf("second finalize reports %d locked candidates, want 1", len(fin.Locked))
+	}
+	pr, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, hook)
+	if err != nil || len(pr.Deleted) != 0 || len(pr.Changes) != 0 || pr.Latch.After != nil {
+		t.Errorf("second prune: %v deleted, latch %+v, err %v", pr.Deleted, pr.Latch, err)
 	}
 }

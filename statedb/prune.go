@@ -3,6 +3,7 @@ package statedb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -27,12 +28,12 @@ type Ghost struct {
 
 // PruneResult reports a PruneGhosts run.
 type PruneResult struct {
-	Deleted []string    // session ids deleted
-	Changes []RowChange // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
-	Kept    []string    // matching ghosts kept because rows still name them as parent
-	Skipped []string    // requested ids that no longer match the predicate
-	Latch   RowChange   // state_meta ghost_session_prune_v1
-	Stats   TxStats
+	Deleted  []string            // session ids deleted, oldest first
+	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
+	Kept     []string            // matching ghosts kept because rows still name them as parent
+	Children map[string][]string // the children of each kept ghost
+	Latch    RowChange           // state_meta ghost_session_prune_v1
+	Stats    TxStats
 }
 
 // GhostCandidates lists the sessions prune_empty_ghost_sessions would delete at now, with
@@ -96,14 +97,17 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 	return rows.Err()
 }
 
-// PruneGhosts deletes the given ghost sessions in one BEGIN IMMEDIATE transaction. Inside it
-// every id is re-checked against the runtime predicate (cutoff = now - minAge); a ghost that
-// rows outside the deleted set still name as parent is kept. Before images are captured for
-// every deleted sessions row and for every row of another table that an ON DELETE action
-// removes or changes. The latch ghost_session_prune_v1 is set to '1'. Transcript files are
-// not touched (see TranscriptFiles). beforeCommit (optional) sees every change, latch
-// included, inside the transaction before it commits; its error rolls everything back.
-func (db *DB) PruneGhosts(ctx context.Context, ids []string, now, minAge float64, beforeCommit CommitHook) (PruneResult, error) {
+// PruneGhosts deletes every session prune_empty_ghost_sessions would delete at now (cutoff
+// = now - minAge, compared strictly), in one BEGIN IMMEDIATE transaction that also selects
+// them, so what is deleted is exactly what matches while the write lock is held. A ghost
+// that rows outside the deleted set still name as parent is kept (the runtime's DELETE
+// would fail on the foreign key). Before images are captured for every deleted sessions row
+// and for every row of another table that an ON DELETE action removes or changes. The latch
+// ghost_session_prune_v1 is set to '1'; when no ghost is to be deleted nothing is written
+// (not even the latch) and Deleted is empty. Transcript files are not touched (see
+// TranscriptFiles). beforeCommit (optional) sees every change, latch included, inside the
+// transaction before it commits; its error rolls everything back.
+func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, beforeCommit CommitHook) (PruneResult, error) {
 	const op = "prune ghosts"
 	if err := db.requireWrite(op); err != nil {
 		return PruneResult{}, err
@@ -117,49 +121,61 @@ func (db *DB) PruneGhosts(ctx context.Context, ids []string, now, minAge float64
 	var res PruneResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = pruneTx(ctx, tx, uniqueSorted(ids), now-minAge); err != nil {
+		if res, err = pruneTx(ctx, tx, now-minAge); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
 	})
 	res.Stats = stats
-	if err != nil {
+	if err != nil && !errors.Is(err, errNothingToChange) {
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
 }
 
-func pruneTx(ctx context.Context, tx *sql.Tx, ids []string, cutoff float64) (PruneResult, error) {
+func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64) (PruneResult, error) {
 	var res PruneResult
-	matched, err := matchingGhosts(ctx, tx, ids, cutoff)
+	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
 		return res, err
 	}
-	res.Skipped = missing(ids, toSet(matched))
-	children, err := childIDs(ctx, tx, matched)
+	ghosts, err := readImagesWhere(ctx, tx, ti, ghostPredicate+" ORDER BY sessions.started_at, sessions.id", cutoff)
+	if err != nil {
+		return res, fmt.Errorf("read ghosts: %w", err)
+	}
+	ids := make([]string, len(ghosts))
+	for i, g := range ghosts {
+		ids[i] = g.Key["id"].Text
+	}
+	children, err := childIDs(ctx, tx, ids)
 	if err != nil {
 		return res, fmt.Errorf("read children: %w", err)
 	}
-	res.Deleted, res.Kept = splitDeletable(matched, children)
-	if res.Changes, err = deleteSessions(ctx, tx, res.Deleted, cutoff); err != nil {
+	res.Deleted, res.Kept = splitDeletable(ids, children)
+	res.Children = make(map[string][]string, len(res.Kept))
+	for _, id := range res.Kept {
+		res.Children[id] = children[id]
+	}
+	if len(res.Deleted) == 0 {
+		return res, errNothingToChange
+	}
+	if res.Changes, err = deleteSessions(ctx, tx, ti, deletedImages(ghosts, res.Deleted)); err != nil {
 		return res, err
 	}
 	res.Latch, err = setLatch(ctx, tx, LatchPruneGhosts)
 	return res, err
 }
 
-// matchingGhosts returns the ids that still satisfy the ghost predicate.
-func matchingGhosts(ctx context.Context, tx *sql.Tx, ids []string, cutoff float64) ([]string, error) {
-	var out []string
-	for _, chunk := range chunks(ids) {
-		got, err := queryStrings(ctx, tx, "SELECT id FROM sessions WHERE id IN ("+placeholders(len(chunk))+
-			") AND "+ghostPredicate+" ORDER BY id", append(stringArgs(chunk), cutoff)...)
-		if err != nil {
-			return nil, fmt.Errorf("re-check ghosts: %w", err)
+// deletedImages returns the images of ghosts whose id is in deleted, in order.
+func deletedImages(ghosts []RowImage, deleted []string) []RowImage {
+	del := toSet(deleted)
+	out := make([]RowImage, 0, len(deleted))
+	for _, g := range ghosts {
+		if del[g.Key["id"].Text] {
+			out = append(out, g)
 		}
-		out = append(out, got...)
 	}
-	return out, nil
+	return out
 }
 
 // splitDeletable keeps every ghost with a child outside the deleted set (repeating until
@@ -194,57 +210,57 @@ func hasChildOutside(children []string, set map[string]bool) bool {
 	return false
 }
 
-// deleteSessions deletes ids (re-checking the predicate) and returns the before/after images
-// of the deleted rows, then of the dependent rows ON DELETE actions touch.
-func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string, cutoff float64) ([]RowChange, error) {
-	ti, err := loadTableInfo(ctx, tx, "sessions")
-	if err != nil {
-		return nil, err
-	}
+// deleteSessions deletes the sessions rows whose before images are given and returns their
+// changes, then those of the dependent rows ON DELETE actions touch.
+func deleteSessions(ctx context.Context, tx *sql.Tx, ti tableInfo, before []RowImage) ([]RowChange, error) {
 	deps, err := dependents(ctx, tx)
 	if err != nil {
 		return nil, fmt.Errorf("read foreign keys: %w", err)
 	}
 	var sessions, others []RowChange
-	for _, chunk := range chunks(ids) {
-		s, o, err := deleteChunk(ctx, tx, ti, deps, chunk, cutoff)
+	for len(before) > 0 {
+		chunk := before[:min(len(before), maxInList)]
+		before = before[len(chunk):]
+		o, err := deleteChunk(ctx, tx, deps, chunk)
 		if err != nil {
 			return nil, err
 		}
-		sessions, others = append(sessions, s...), append(others, o...)
+		for i := range chunk {
+			sessions = append(sessions, RowChange{Table: ti.name, Key: chunk[i].Key, Before: &chunk[i]})
+		}
+		others = append(others, o...)
 	}
 	return append(sessions, others...), nil
 }
 
-func deleteChunk(ctx context.Context, tx *sql.Tx, ti tableInfo, deps []dependent, chunk []string, cutoff float64) (sessions, others []RowChange, err error) {
-	in := "(" + placeholders(len(chunk)) + ")"
-	before, err := readImagesWhere(ctx, tx, ti, "sessions.id IN "+in+" ORDER BY sessions.id", stringArgs(chunk)...)
+// deleteChunk deletes the sessions of one chunk (at most maxInList) and returns the changes
+// of the dependent rows.
+func deleteChunk(ctx context.Context, tx *sql.Tx, deps []dependent, chunk []RowImage) ([]RowChange, error) {
+	ids := make([]string, len(chunk))
+	for i, img := range chunk {
+		ids[i] = img.Key["id"].Text
+	}
+	in := "(" + placeholders(len(ids)) + ")"
+	depBefore, err := dependentImages(ctx, tx, deps, in, ids)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read ghosts: %w", err)
+		return nil, err
 	}
-	depBefore, err := dependentImages(ctx, tx, deps, in, chunk)
+	res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id IN "+in, stringArgs(ids)...)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("delete ghosts: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE sessions.id IN "+in+" AND "+ghostPredicate,
-		append(stringArgs(chunk), cutoff)...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("delete ghosts: %w", err)
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
+		return nil, fmt.Errorf("delete ghosts: %d rows deleted, %d expected (%v)", n, len(ids), err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(chunk)) {
-		return nil, nil, fmt.Errorf("delete ghosts: %d rows deleted, %d expected (%v)", n, len(chunk), err)
-	}
-	for i := range before {
-		sessions = append(sessions, RowChange{Table: ti.name, Key: before[i].Key, Before: &before[i]})
-	}
+	var others []RowChange
 	for _, d := range depBefore {
 		changes, err := afterImages(ctx, tx, d.ti, d.rows)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		others = append(others, changes...)
 	}
-	return sessions, others, nil
+	return others, nil
 }
 
 // dependent is a column of another table whose foreign key to sessions has an ON DELETE

@@ -3,6 +3,7 @@ package statedb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -86,6 +87,10 @@ func sleepJitter(ctx context.Context) error {
 		return nil
 	}
 }
+
+// errNothingToChange ends a write transaction that found nothing to do: it rolls back, and
+// the operation reports an empty result without error.
+var errNothingToChange = errors.New("nothing to change")
 
 // CommitHook is called inside a write transaction, after its changes are made and before it
 // commits, with every row change; an error rolls the transaction back. Because a busy

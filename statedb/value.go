@@ -114,26 +114,71 @@ type valueJSON struct {
 
 // MarshalJSON encodes v losslessly.
 func (v Value) MarshalJSON() ([]byte, error) {
-	w := valueJSON{Type: v.Type}
-	str := func(s string) *string { return &s }
+	return v.appendJSON(nil)
+}
+
+// appendJSON appends v's wire form ({"type": …, "value" or "base64": …}) to dst.
+func (v Value) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"type":`...)
+	dst = appendJSONString(dst, v.Type)
 	switch v.Type {
 	case TypeNull:
 	case TypeInteger:
-		w.Value = str(strconv.FormatInt(v.Int, 10))
+		dst = append(dst, `,"value":"`...)
+		dst = append(strconv.AppendInt(dst, v.Int, 10), '"')
 	case TypeReal:
-		w.Value = str(strconv.FormatFloat(v.Real, 'g', -1, 64))
+		dst = append(dst, `,"value":"`...)
+		dst = append(strconv.AppendFloat(dst, v.Real, 'g', -1, 64), '"')
 	case TypeText:
 		if utf8.ValidString(v.Text) {
-			w.Value = str(v.Text)
+			dst = appendJSONString(append(dst, `,"value":`...), v.Text)
 		} else {
-			w.Base64 = str(base64.StdEncoding.EncodeToString([]byte(v.Text)))
+			dst = appendBase64(dst, []byte(v.Text))
 		}
 	case TypeBlob:
-		w.Base64 = str(base64.StdEncoding.EncodeToString(v.Blob))
+		dst = appendBase64(dst, v.Blob)
 	default:
 		return nil, fmt.Errorf("value of unknown type %q", v.Type)
 	}
-	return json.Marshal(w)
+	return append(dst, '}'), nil
+}
+
+func appendBase64(dst, b []byte) []byte {
+	dst = append(dst, `,"base64":"`...)
+	return append(base64.StdEncoding.AppendEncode(dst, b), '"')
+}
+
+// appendJSONString appends s as a JSON string (invalid UTF-8 is replaced the way
+// encoding/json replaces it).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	if !utf8.ValidString(s) {
+		b, _ := json.Marshal(s)
+		return append(dst, b...)
+	}
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	return append(append(dst, s[start:]...), '"')
 }
 
 // UnmarshalJSON decodes the form MarshalJSON writes.
