@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -65,7 +66,7 @@ func writeJournalAt(o *options, path string, j *journal) error {
 	j.Command = o.command
 	j.Home = o.home.Dir
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	data, err := json.MarshalIndent(j, "", "  ")
+	data, err := encodeJournal(j)
 	if err != nil {
 		return fmt.Errorf("encode journal: %w", err)
 	}
@@ -85,6 +86,29 @@ func writeJournalAt(o *options, path string, j *journal) error {
 		return fmt.Errorf("close journal: %w", err)
 	}
 	return nil
+}
+
+// encodeJournal returns j as JSON: everything but the row images indented by encoding/json,
+// then the rows, one per line, by statedb's direct encoder (a state.db repair's journal
+// holds thousands of full row images; encoding them by reflection and then indenting took
+// most of the time the write lock was held).
+func encodeJournal(j *journal) ([]byte, error) {
+	head := *j
+	head.Rows = nil
+	data, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil || len(j.Rows) == 0 {
+		return data, err
+	}
+	data = append(bytes.TrimSuffix(data, []byte("\n}")), ",\n  \"rows\": [\n"...)
+	for i, row := range j.Rows {
+		if i > 0 {
+			data = append(data, ",\n"...)
+		}
+		if data, err = row.AppendJSON(data); err != nil {
+			return nil, err
+		}
+	}
+	return append(data, "\n  ]\n}\n"...), nil
 }
 
 // readJournal loads a journal file.

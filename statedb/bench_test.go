@@ -102,7 +102,11 @@ func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
 // (no scan of the whole messages table) and logs the plans.
 func TestCandidateQueryPlans(t *testing.T) {
 	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
-	fq, fargs := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), fixtureNow, DefaultOrphanMinAge)
+	from, err := orphanSource(context.Background(), db.sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fq, fargs := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, fixtureNow, DefaultOrphanMinAge)
 	plans := map[string]string{
 		"finalize": queryPlan(t, db, fq, fargs...),
 		"ghosts":   queryPlan(t, db, db.ghostCandidatesQuery(), fixtureNow-DefaultGhostMinAge),
@@ -112,5 +116,8 @@ func TestCandidateQueryPlans(t *testing.T) {
 		if strings.Contains(plan, "SCAN messages") || strings.Contains(plan, "SCAN m ") || !strings.Contains(plan, "idx_messages_session") {
 			t.Errorf("%s plan scans messages or misses idx_messages_session:\n%s", name, plan)
 		}
+	}
+	if !strings.Contains(plans["finalize"], "USING INDEX idx_sessions_parent") {
+		t.Errorf("finalize plan does not read sessions through idx_sessions_parent:\n%s", plans["finalize"])
 	}
 }

@@ -46,7 +46,11 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	if err := db.requireSessionColumns("finalize candidates", "api_call_count"); err != nil {
 		return nil, err
 	}
-	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), now, minAge)
+	from, err := orphanSource(ctx, db.sql)
+	if err != nil {
+		return nil, classify("finalize candidates", err, false)
+	}
+	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, now, minAge)
 	out, err := scanOrphans(ctx, db, query, args)
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
@@ -54,9 +58,32 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	return out, nil
 }
 
-// finalizeCandidatesQuery returns the candidate query selecting columns, then the four
-// columns of the live compression lock (NULL when none), and its arguments.
-func (db *DB) finalizeCandidatesQuery(columns string, now, minAge float64) (string, []any) {
+// parentIndex is the runtime's index on sessions(parent_session_id).
+const parentIndex = "idx_sessions_parent"
+
+// orphanSource returns the FROM term of the candidate query: sessions read through the
+// parent index when the database has it. Only continuations (rows with a parent) can be
+// orphans, so this visits the children instead of every session older than the cutoff,
+// which is what SQLite's planner would pick without statistics (3x slower on a 100k-session
+// home). The predicate is unchanged.
+func orphanSource(ctx context.Context, q querier) (string, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list('sessions') l,
+		pragma_index_info(l.name) i WHERE l.name = ? AND l.partial = 0 AND i.seqno = 0
+		AND i.name = 'parent_session_id'`, parentIndex).Scan(&n)
+	if err != nil {
+		return "", fmt.Errorf("read sessions indexes: %w", err)
+	}
+	if n == 0 {
+		return "sessions", nil
+	}
+	return "sessions INDEXED BY " + parentIndex, nil
+}
+
+// finalizeCandidatesQuery returns the candidate query selecting columns from from (see
+// orphanSource), then the four columns of the live compression lock (NULL when none), and
+// its arguments.
+func (db *DB) finalizeCandidatesQuery(columns, from string, now, minAge float64) (string, []any) {
 	lockCols, join := "NULL, NULL, NULL, NULL", ""
 	args := []any{now - minAge}
 	if db.schema.HasCompressionLocks {
@@ -64,7 +91,7 @@ func (db *DB) finalizeCandidatesQuery(columns string, now, minAge float64) (stri
 		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND l.expires_at >= ?"
 		args = []any{now, now - minAge}
 	}
-	return "SELECT " + columns + ", " + lockCols + " FROM sessions" + join +
+	return "SELECT " + columns + ", " + lockCols + " FROM " + from + join +
 		" WHERE " + orphanPredicate + " ORDER BY sessions.started_at, sessions.id", args
 }
 
@@ -162,7 +189,11 @@ func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64) (
 // orphanImages runs the candidate query with full row images: the images of the sessions
 // to finalize, oldest first, and the candidates that hold a live compression lock.
 func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, minAge float64) ([]RowImage, []Orphan, error) {
-	query, args := db.finalizeCandidatesQuery(ti.selectList(), now, minAge)
+	from, err := orphanSource(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, now, minAge)
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, nil, err

@@ -39,7 +39,14 @@ type RowChange struct {
 
 // MarshalJSON encodes c as {"table", "key", "before", "after"}, the images in full.
 func (c RowChange) MarshalJSON() ([]byte, error) {
-	dst := appendJSONString(append(make([]byte, 0, 4096), `{"table":`...), c.Table)
+	return c.AppendJSON(make([]byte, 0, 4096))
+}
+
+// AppendJSON appends what MarshalJSON returns to dst. It is written directly, without
+// reflection or the validation pass encoding/json gives a Marshaler's output: a journal
+// holds thousands of images.
+func (c RowChange) AppendJSON(dst []byte) ([]byte, error) {
+	dst = appendJSONString(append(dst, `{"table":`...), c.Table)
 	dst, err := appendKey(append(dst, `,"key":`...), c.Key)
 	if err != nil {
 		return nil, err
@@ -61,8 +68,8 @@ func (r *RowImage) MarshalJSON() ([]byte, error) {
 	return r.appendJSON(nil)
 }
 
-// appendJSON appends r's JSON form to dst ("null" for a nil image). It is what
-// encoding/json would produce, written directly: journals hold thousands of images.
+// appendJSON appends r's JSON form to dst ("null" for a nil image): what encoding/json
+// would produce, written directly.
 func (r *RowImage) appendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil

@@ -365,3 +365,15 @@ func TestNothingToChangeWritesNothing(t *testing.T) {
 		t.Errorf("second prune: %v deleted, latch %+v, err %v", pr.Deleted, pr.Latch, err)
 	}
 }
+
+// TestFinalizeWithoutParentIndex: without idx_sessions_parent the candidate query falls back
+// to SQLite's own plan and selects the same rows.
+func TestFinalizeWithoutParentIndex(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	mustExec(t, rawDB(t, path), "DROP INDEX idx_sessions_parent")
+	got := changedIDs(finalize(t, openWrite(t, path), fixtureNow).Changes, "sessions")
+	want := []string{"20260621_182357_4cea33", "20260622_125201_1af486", "20260630_030359_a9da10"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("finalized %v, want %v", got, want)
+	}
+}
