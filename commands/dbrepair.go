@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sessionctl/sessionctl/sessionsjson"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
@@ -88,12 +90,13 @@ func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result,
 			return result{}, err
 		}
 		var fin statedb.FinalizeResult
-		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (changed bool, err error) {
+		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+			var err error
 			fin, err = db.FinalizeOrphans(ctx, now, minAge, hook)
-			return len(fin.Changes) > 0, err
+			return len(fin.Changes) > 0, fin.Stats, err
 		}, nil)
 		res := finalizeReport(changedSessionIDs(fin.Changes), fin.Locked, now)
-		res.applied, res.journal = applied.done, applied.journal
+		applied.record(&res)
 		return res, err
 	}
 	cands, err := r.v.db.FinalizeCandidates(ctx, now, minAge)
@@ -184,9 +187,10 @@ func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, erro
 	}
 	var pr statedb.PruneResult
 	var transcripts map[string][]string
-	applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (changed bool, err error) {
+	applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+		var err error
 		pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, hook)
-		return len(pr.Deleted) > 0, err
+		return len(pr.Deleted) > 0, pr.Stats, err
 	}, func(changes []statedb.RowChange) ([]string, error) {
 		var err error
 		transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), changedSessionIDs(changes))
@@ -199,7 +203,7 @@ func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, erro
 		}
 	}
 	res := pruneReport(append(pr.Kept, pr.Deleted...), pr.Children, deleted, transcripts)
-	res.applied, res.journal = applied.done, applied.journal
+	applied.record(&res)
 	return res, err
 }
 
@@ -252,10 +256,35 @@ func flatten(transcripts map[string][]string) []string {
 	return out
 }
 
-// dbApplied says whether a state.db repair wrote anything, and where its journal is.
+// dbApplied says whether a state.db repair wrote anything, where its journal is, and how its
+// transaction went.
 type dbApplied struct {
 	done    bool
 	journal string
+	tx      *txData
+}
+
+// txData is data.transaction of an applied state.db repair.
+type txData struct {
+	Attempts   int     `json:"attempts"`
+	WaitedMS   float64 `json:"waited_ms"`
+	LockHeldMS float64 `json:"lock_held_ms"`
+}
+
+func newTxData(s statedb.TxStats) *txData {
+	return &txData{Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held)}
+}
+
+func milliseconds(d time.Duration) float64 {
+	return math.Round(float64(d.Microseconds())) / 1000
+}
+
+// record fills res with what applyDB did.
+func (a dbApplied) record(res *result) {
+	res.applied, res.journal = a.done, a.journal
+	if a.tx != nil {
+		res.data = map[string]*txData{"transaction": a.tx}
+	}
 }
 
 // applyDB runs a state.db repair. Inside its transaction, before the commit, the journal is
@@ -263,7 +292,7 @@ type dbApplied struct {
 // transaction fails the journal is removed again. Those files are removed after the commit.
 // run reports whether it changed anything; a repair that finds nothing to change writes
 // nothing, journal included (a journal left by an attempt that was retried is removed).
-func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, error), filesFor func([]statedb.RowChange) ([]string, error)) (dbApplied, error) {
+func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (dbApplied, error) {
 	db, err := statedb.OpenWrite(ctx, r.o.home.StateDB())
 	if err != nil {
 		return dbApplied{}, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
@@ -271,7 +300,7 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 	defer db.Close()
 	path := journalPath(r.o)
 	var files []string
-	changed, err := run(db, func(changes []statedb.RowChange) error {
+	changed, stats, err := run(db, func(changes []statedb.RowChange) error {
 		j := &journal{Storage: r.v.storage, Generation: string(r.v.gen), Rows: changes}
 		if filesFor != nil {
 			var err error
@@ -301,7 +330,7 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 			r.o.warn("remove %s: %v", f, err)
 		}
 	}
-	return dbApplied{done: true, journal: path}, nil
+	return dbApplied{done: true, journal: path, tx: newTxData(stats)}, nil
 }
 
 // fileImages reads each file, for the journal.
