@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sessionctl/sessionctl/sessionsjson"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -288,8 +289,9 @@ func (a dbApplied) record(res *result) {
 }
 
 // applyDB runs a state.db repair. Inside its transaction, before the commit, the journal is
-// written with every row image and, when filesFor names files, their content; if the
-// transaction fails the journal is removed again. Those files are removed after the commit.
+// written with every row image and the files filesFor names; if the transaction fails the
+// journal is removed again. After the commit those files are moved into the journal's stash
+// (a rename: the runtime deletes them, sessionctl keeps them for undo without copying).
 // run reports whether it changed anything; a repair that finds nothing to change writes
 // nothing, journal included (a journal left by an attempt that was retried is removed).
 func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (dbApplied, error) {
@@ -299,17 +301,16 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 	}
 	defer db.Close()
 	path := journalPath(r.o)
-	var files []string
+	var files []fileImage
 	changed, stats, err := run(db, func(changes []statedb.RowChange) error {
 		j := &journal{Storage: r.v.storage, Generation: string(r.v.gen), Rows: changes}
 		if filesFor != nil {
-			var err error
-			if files, err = filesFor(changes); err != nil {
+			paths, err := filesFor(changes)
+			if err != nil {
 				return err
 			}
-			if j.Files, err = fileImages(files); err != nil {
-				return err
-			}
+			files = stashImages(paths, stashDir(path))
+			j.Files = files
 		}
 		return writeJournalAt(r.o, path, j)
 	})
@@ -326,22 +327,18 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 		return dbApplied{}, nil
 	}
 	for _, f := range files {
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			r.o.warn("remove %s: %v", f, err)
+		if err := moveFile(f.Path, f.BeforeStash); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.o.warn("remove %s: %v", f.Path, err)
 		}
 	}
 	return dbApplied{done: true, journal: path, tx: newTxData(stats)}, nil
 }
 
-// fileImages reads each file, for the journal.
-func fileImages(paths []string) ([]fileImage, error) {
-	out := make([]fileImage, 0, len(paths))
-	for _, f := range paths {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("read %s before removing it: %w", f, err)
-		}
-		out = append(out, fileImage{Path: f, Before: &data})
+// stashImages records that each file will be moved into dir.
+func stashImages(paths []string, dir string) []fileImage {
+	out := make([]fileImage, len(paths))
+	for i, p := range paths {
+		out[i] = fileImage{Path: p, BeforeStash: filepath.Join(dir, filepath.Base(p))}
 	}
-	return out, nil
+	return out
 }

@@ -3,10 +3,13 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sessionctl/sessionctl/statedb"
@@ -36,11 +39,67 @@ type entryImage struct {
 	After  json.RawMessage `json:"after"`
 }
 
-// fileImage is a whole small file before and after (nil: absent).
+// fileImage is a whole file before and after. A side is absent when its content is nil and
+// it has no stash. A stash is a file the content was moved to (or comes from) instead of
+// being copied into the journal: prune-ghosts moves transcript files into
+// <journal>.files/, and undo moves them back.
 type fileImage struct {
-	Path   string  `json:"path"`
-	Before *[]byte `json:"before"`
-	After  *[]byte `json:"after"`
+	Path        string  `json:"path"`
+	Before      *[]byte `json:"before"`
+	After       *[]byte `json:"after"`
+	BeforeStash string  `json:"before_stash,omitempty"` // Path's content before is now this file
+	AfterStash  string  `json:"after_stash,omitempty"`  // Path's content after comes from this file
+}
+
+// stashDir is where a journal keeps the files moved out of the home: <journal>.files.
+func stashDir(journalPath string) string {
+	return strings.TrimSuffix(journalPath, ".json") + ".files"
+}
+
+// moveFile moves from to to (creating to's directory, mode 0700): a rename, or a synced
+// copy and a removal when the two are on different filesystems. An existing to is never
+// replaced.
+func moveFile(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(to); err == nil {
+		return fmt.Errorf("move %s: %s already exists", from, to)
+	}
+	err := os.Rename(from, to)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	if err := copyFileSynced(from, to); err != nil {
+		_ = os.Remove(to)
+		return err
+	}
+	return os.Remove(from)
+}
+
+// copyFileSynced copies from to a new file to with from's mode and syncs it.
+func copyFileSynced(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // journalPath names a new journal for the running command:

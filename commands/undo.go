@@ -78,7 +78,8 @@ func (j *journal) inverse() *journal {
 		inv.Routing = append(inv.Routing, entryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before})
 	}
 	for _, f := range j.Files {
-		inv.Files = append(inv.Files, fileImage{Path: f.Path, Before: f.After, After: f.Before})
+		inv.Files = append(inv.Files, fileImage{Path: f.Path, Before: f.After, After: f.Before,
+			BeforeStash: f.AfterStash, AfterStash: f.BeforeStash})
 	}
 	for _, row := range j.Rows {
 		inv.Rows = append(inv.Rows, statedb.RowChange{Table: row.Table, Key: row.Key, Before: row.After, After: row.Before})
@@ -92,7 +93,8 @@ func (j *journal) changes() []Change {
 		out = append(out, Change{Store: e.Store, Target: e.Key, Op: "restore entry", Before: e.Before, After: e.After})
 	}
 	for _, f := range j.Files {
-		out = append(out, Change{Store: "file", Target: f.Path, Op: "restore file", Before: bytesOrNil(f.Before), After: bytesOrNil(f.After)})
+		out = append(out, Change{Store: "file", Target: f.Path, Op: "restore file", Before: fileSide(f.Before, f.BeforeStash, "moved to "),
+			After: fileSide(f.After, f.AfterStash, "moved back from ")})
 	}
 	for _, row := range j.Rows {
 		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: "restore row", Before: row.Before, After: row.After})
@@ -110,16 +112,37 @@ func (j *journal) verify(ctx context.Context, r *repairRun) error {
 		}
 	}
 	for _, f := range j.Files {
-		cur, err := os.ReadFile(f.Path)
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return withCode(ExitData, fmt.Errorf("read %s: %w", f.Path, err))
-		}
-		if exists != (f.Before != nil) || (exists && !bytes.Equal(cur, *f.Before)) {
-			return withCode(ExitRefused, fmt.Errorf("%w: file %s", errUndoConflict, f.Path))
+		if err := verifyFile(f); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// verifyFile checks that f.Path holds f's before side, and that a stash to restore from
+// exists. A stashed before side can only be checked for presence: its content moved.
+func verifyFile(f fileImage) error {
+	cur, err := os.ReadFile(f.Path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return withCode(ExitData, fmt.Errorf("read %s: %w", f.Path, err))
+	}
+	wantExists := f.Before != nil || f.BeforeStash != ""
+	if exists != wantExists || (exists && f.Before != nil && !bytes.Equal(cur, *f.Before)) {
+		return withCode(ExitRefused, fmt.Errorf("%w: file %s", errUndoConflict, f.Path))
+	}
+	if f.AfterStash != "" && !fileExists(f.AfterStash) {
+		return withCode(ExitData, fmt.Errorf("the journal's copy of %s is missing: %s", f.Path, f.AfterStash))
+	}
+	return nil
+}
+
+// fileSide describes one side of a file image for the change list.
+func fileSide(content *[]byte, stash, moved string) any {
+	if stash != "" {
+		return moved + stash
+	}
+	return bytesOrNil(content)
 }
 
 func currentEntryRaw(v *homeView, store, key string) json.RawMessage {
@@ -162,11 +185,24 @@ func (j *journal) restore(ctx context.Context, r *repairRun) error {
 		return err
 	}
 	for _, f := range j.Files {
-		if err := writeImage(f.Path, f.After); err != nil {
+		if err := restoreFile(f); err != nil {
 			return withCode(ExitWrite, err)
 		}
 	}
 	return nil
+}
+
+// restoreFile gives f.Path its after side: moved back from a stash, moved into one, or
+// written from the journal.
+func restoreFile(f fileImage) error {
+	switch {
+	case f.AfterStash != "":
+		return moveFile(f.AfterStash, f.Path)
+	case f.BeforeStash != "":
+		return moveFile(f.Path, f.BeforeStash)
+	default:
+		return writeImage(f.Path, f.After)
+	}
 }
 
 func restoreRows(ctx context.Context, r *repairRun, changes []statedb.RowChange) error {
