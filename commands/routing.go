@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -187,8 +188,10 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) error {
 	for _, pe := range planned {
 		v.doc.Replace(pe.key, pe.after)
 	}
-	data := v.doc.Encode(v.asciiOnly)
-	if err := sessionsjson.WriteFileAtomic(v.opts.home.SessionsJSON(), data, ".sessions_*.tmp"); err != nil {
+	err := sessionsjson.WriteFileAtomicFrom(v.opts.home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
+		return v.doc.WriteTo(w, v.asciiOnly)
+	})
+	if err != nil {
 		return fmt.Errorf("write sessions.json: %w", err)
 	}
 	return nil

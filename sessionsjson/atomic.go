@@ -1,8 +1,10 @@
 package sessionsjson
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +17,15 @@ import (
 // (0600 for a new file) and owner, and is renamed over the target; the directory is fsynced.
 // On any error the temp file is removed and the target is left as it was.
 func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
+	return WriteFileAtomicFrom(path, tmpPattern, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomicFrom is WriteFileAtomic with the content written by write, so that a large
+// file can be streamed to the temp file instead of being built in memory first.
+func WriteFileAtomicFrom(path, tmpPattern string, write func(io.Writer) error) error {
 	target, err := realPath(path)
 	if err != nil {
 		return err
@@ -23,7 +34,7 @@ func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if err := fillTemp(tmp, target, data); err != nil {
+	if err := fillTemp(tmp, target, write); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
@@ -35,15 +46,15 @@ func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
 }
 
 // fillTemp writes, syncs and closes tmp with the target's mode and owner.
-func fillTemp(tmp *os.File, target string, data []byte) error {
-	err := writeSynced(tmp, target, data)
+func fillTemp(tmp *os.File, target string, write func(io.Writer) error) error {
+	err := writeSynced(tmp, target, write)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-func writeSynced(tmp *os.File, target string, data []byte) error {
+func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error {
 	mode := fs.FileMode(0o600)
 	fi, err := os.Stat(target)
 	switch {
@@ -58,7 +69,11 @@ func writeSynced(tmp *os.File, target string, data []byte) error {
 	if err := tmp.Chmod(mode); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
+	buf := bufio.NewWriterSize(tmp, 1<<20)
+	if err := write(buf); err != nil {
+		return err
+	}
+	if err := buf.Flush(); err != nil {
 		return err
 	}
 	return tmp.Sync()

@@ -1,8 +1,11 @@
 package sessionsjson
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -239,24 +242,51 @@ func (d *Document) Edited() bool {
 // Python json.dump(indent=2, ensure_ascii=asciiOnly) at nesting depth 1. Every other byte is
 // the original. Without edits it returns a copy of the original bytes.
 func (d *Document) Encode(asciiOnly bool) []byte {
-	out := make([]byte, 0, len(d.data)+len(d.edits)*256)
+	var out bytes.Buffer
+	out.Grow(len(d.data) + len(d.edits)*256)
+	_ = d.WriteTo(&out, asciiOnly) // a bytes.Buffer does not fail
+	return out.Bytes()
+}
+
+// WriteTo writes what Encode returns to w, streaming the unchanged stretches of the file
+// between edited members without building the whole document in memory.
+func (d *Document) WriteTo(w io.Writer, asciiOnly bool) error {
 	prev := 0
 	f := dumpFormatter(asciiOnly)
+	var value []byte
 	for i, m := range d.members {
 		raw, ok := d.edits[i]
 		if !ok {
 			continue
 		}
-		out = append(out, d.data[prev:m.start]...)
-		out = f.value(out, raw, 1)
+		value = f.value(value[:0], raw, 1)
+		if err := writeAll(w, d.data[prev:m.start], value); err != nil {
+			return err
+		}
 		prev = m.end
 	}
-	return append(out, d.data[prev:]...)
+	return writeAll(w, d.data[prev:])
+}
+
+func writeAll(w io.Writer, parts ...[]byte) error {
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DetectASCIIOnly reports whether data has no raw non-ASCII bytes, i.e. whether it looks
 // written with ensure_ascii=True.
 func DetectASCIIOnly(data []byte) bool {
+	const high = 0x8080808080808080
+	for len(data) >= 8 {
+		if binary.LittleEndian.Uint64(data)&high != 0 {
+			return false
+		}
+		data = data[8:]
+	}
 	for _, c := range data {
 		if c >= 0x80 {
 			return false

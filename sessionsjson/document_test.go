@@ -318,3 +318,41 @@ func checkEdited(t *testing.T, orig *Document, out []byte, key string, rules Rul
 		}
 	}
 }
+
+func TestDetectASCIIOnly(t *testing.T) {
+	base := bytes.Repeat([]byte("a"), 37)
+	if !DetectASCIIOnly(base) || !DetectASCIIOnly(nil) {
+		t.Fatal("ASCII input reported non-ASCII")
+	}
+	for i := range base {
+		data := bytes.Clone(base)
+		data[i] = 0xc3
+		if DetectASCIIOnly(data) {
+			t.Errorf("high byte at %d not found", i)
+		}
+	}
+}
+
+// TestWriteToMatchesEncode: streaming the document gives the bytes Encode builds.
+func TestWriteToMatchesEncode(t *testing.T) {
+	for _, f := range fixtures(t) {
+		d, _ := decodeFixture(t, f)
+		for _, e := range d.Entries()[:2] {
+			edited, err := e.Set("suspended", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Replace(e.Key, edited); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var streamed bytes.Buffer
+		if err := d.WriteTo(&streamed, false); err != nil {
+			t.Fatal(err)
+		}
+		encoded := d.Encode(false)
+		if !bytes.Equal(streamed.Bytes(), encoded) || !bytes.Contains(encoded, []byte(`"suspended": true`)) {
+			t.Errorf("%s: WriteTo and Encode differ, or the edit is missing", f.name)
+		}
+	}
+}

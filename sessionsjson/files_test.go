@@ -1,8 +1,10 @@
 package sessionsjson
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +87,30 @@ func TestWriteFileAtomicFailure(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(target); string(data) != "old" {
 		t.Fatalf("target changed: %q", data)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".sessions_*")); len(left) > 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+}
+
+// TestWriteFileAtomicFromWriterError: a streaming writer that fails half way leaves the
+// target as it was and no temp file.
+func TestWriteFileAtomicFromWriterError(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "sessions.json")
+	mustWrite(t, target, "old", 0o600)
+	boom := errors.New("boom")
+	err := WriteFileAtomicFrom(target, ".sessions_*.tmp", func(w io.Writer) error {
+		if _, err := w.Write(bytes.Repeat([]byte("x"), 3<<20)); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "old" {
+		t.Fatalf("target changed: %.20q", data)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".sessions_*")); len(left) > 0 {
 		t.Fatalf("temp files left: %v", left)
