@@ -38,7 +38,7 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := loadView(c.Context, o, true)
+	v, err := loadViewFor(c.Context, o, true, mirrorCompare)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,11 @@ func runChecks(ctx context.Context, v *homeView, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, checkRoutingRows(v, rows)...)
-	out = append(out, checkMirror(v)...)
+	mirror, err := checkMirror(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, mirror...)
 	dbFindings, err := checkDatabase(ctx, v, deep)
 	if err != nil {
 		return nil, err
@@ -336,36 +340,6 @@ func rowStateFinding(v *homeView, e *sessionsjson.Entry, row rowInfo) []Finding 
 	default:
 		return []Finding{{"entry.row-ended", sevWarn, e.Key, "row ended " + row.EndReason + " (stale mapping): generation " + string(v.gen) + " keeps using it and continues on the ended row; no continuation to repoint to: sessionctl entries show KEY"}}
 	}
-}
-
-func checkMirror(v *homeView) []Finding {
-	if v.routingSrc != "gateway_routing" || v.doc == nil {
-		return nil
-	}
-	var out []Finding
-	primary := map[string]*sessionsjson.Entry{}
-	for _, e := range v.routing {
-		primary[e.Key] = e
-	}
-	inMirror := map[string]bool{}
-	for _, m := range v.doc.Entries() {
-		inMirror[m.Key] = true
-	}
-	for _, e := range v.routing {
-		if !inMirror[e.Key] {
-			out = append(out, Finding{"routing.mirror-missing", sevInfo, e.Key, "in gateway_routing but not in the sessions.json mirror: tools reading sessions.json miss it; the gateway's next save rewrites the mirror (no action needed)"})
-		}
-	}
-	for _, m := range v.doc.Entries() {
-		p, ok := primary[m.Key]
-		switch {
-		case !ok:
-			out = append(out, Finding{"routing.mirror-only", sevWarn, m.Key, "only in the sessions.json mirror, not in gateway_routing: the next gateway start imports it (check it is wanted: sessionctl entries show KEY)"})
-		case !sameJSON(p.Raw(), m.Raw()):
-			out = append(out, Finding{"routing.mirror-differs", sevInfo, m.Key, "sessions.json mirror differs from gateway_routing: the database wins and the gateway's next save rewrites the mirror (no action needed)"})
-		}
-	}
-	return out
 }
 
 func checkGateway(v *homeView, findings []Finding) []Finding {

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -78,7 +80,7 @@ func runEntriesList(c *cli.Context) error {
 }
 
 func listEntries(ctx context.Context, o *options, f entriesFilter) error {
-	v, err := loadView(ctx, o, false)
+	v, err := loadViewFor(ctx, o, false, mirrorDrop)
 	if err != nil {
 		return err
 	}
@@ -90,13 +92,68 @@ func listEntries(ctx context.Context, o *options, f entriesFilter) error {
 	list, total := filterEntries(v, rows, f)
 	findings := scopeFindings(v)
 	if o.json {
-		return emitJSON(o, newEnvelope(v, o, result{findings: findings, data: map[string]any{"entries": list, "total": total, "source": v.routingSrc}}))
+		env := newEnvelope(v, o, result{findings: findings})
+		return emitJSONList(o, env, "entries", list, map[string]any{"total": total, "source": v.routingSrc})
 	}
 	if o.quiet {
 		return nil
 	}
 	printFindings(o, findings)
 	return printEntries(v, list, total)
+}
+
+// emitJSONList writes the envelope with data = {field: items, …rest} exactly as emitJSON
+// would, but encodes the items one at a time into the output rather than building the whole
+// document (tens of megabytes for a large routing index) in memory first.
+func emitJSONList[T any](o *options, env envelope, field string, items []T, rest map[string]any) error {
+	data := map[string]any{field: json.RawMessage(streamMarker)}
+	for k, val := range rest {
+		data[k] = val
+	}
+	env.Data = data
+	head, err := encodeEnvelope(env)
+	if err != nil {
+		return err
+	}
+	prefix, suffix, ok := bytes.Cut(head, []byte(streamMarker))
+	if !ok {
+		return fmt.Errorf("encode JSON: stream marker lost")
+	}
+	w := bufio.NewWriterSize(o.stdout, 64<<10)
+	w.Write(prefix)
+	if err := writeIndentedItems(w, items); err != nil {
+		return err
+	}
+	w.Write(suffix)
+	return w.Flush()
+}
+
+// writeIndentedItems writes items as the JSON array at data.<field>, indented as
+// encodeEnvelope indents it there.
+func writeIndentedItems[T any](w *bufio.Writer, items []T) error {
+	if len(items) == 0 {
+		_, err := w.WriteString("[]")
+		return err
+	}
+	const itemIndent = "      " // data (1) → field (2) → item (3 levels of two spaces)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(itemIndent, "  ")
+	w.WriteString("[")
+	for i, item := range items {
+		buf.Reset()
+		if err := enc.Encode(item); err != nil {
+			return fmt.Errorf("encode JSON: %w", err)
+		}
+		if i > 0 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n" + itemIndent)
+		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	_, err := w.WriteString("\n    ]")
+	return err
 }
 
 func filterEntries(v *homeView, rows map[string]rowInfo, f entriesFilter) ([]entryRow, int) {
@@ -211,7 +268,7 @@ func runEntriesShow(c *cli.Context) error {
 }
 
 func showEntry(ctx context.Context, o *options, key string) error {
-	v, err := loadView(ctx, o, false)
+	v, err := loadViewFor(ctx, o, false, mirrorDrop)
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,7 @@ func maintain(ctx context.Context, o *options, apply bool, failOn string) error 
 		}
 	}
 	findings = append(findings, notes...)
-	v, err := loadView(ctx, o, true)
+	v, err := loadViewFor(ctx, o, true, mirrorDrop)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func hasFinding(list []Finding, f Finding) bool {
 
 // checkOnce runs every check on a fresh view.
 func checkOnce(ctx context.Context, o *options) ([]Finding, error) {
-	v, err := loadView(ctx, o, true)
+	v, err := loadViewFor(ctx, o, true, mirrorCompare)
 	if err != nil {
 		return nil, err
 	}

@@ -96,9 +96,9 @@ func runSessionsList(c *cli.Context) error {
 	return listSessions(c.Context, o, f)
 }
 
-// loadViewWithDB is loadView for commands that need a state.db.
+// loadViewWithDB is loadView for reads that need a state.db.
 func loadViewWithDB(ctx context.Context, o *options) (*homeView, error) {
-	v, err := loadView(ctx, o, false)
+	v, err := loadViewFor(ctx, o, false, mirrorDrop)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func runStatus(c *cli.Context) error {
 }
 
 func showStatus(ctx context.Context, o *options) error {
-	v, err := loadView(ctx, o, false)
+	v, err := loadViewFor(ctx, o, false, mirrorDrop)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type homeView struct {
 	storage string
 	scope   string // resolved sessions dir: the gateway_routing scope of this home
 
-	doc        *sessionsjson.Document // nil when sessions.json is absent
+	doc        *sessionsjson.Document // nil when sessions.json is absent, or a dropped mirror
 	docErr     error                  // set instead of failing when loading tolerantly
 	asciiOnly  bool
 	routing    []*sessionsjson.Entry // the primary routing index, in order
@@ -45,11 +45,36 @@ type homeView struct {
 	countsRaw  bool // the counts file exists
 	countsData []byte
 	cleanShut  bool
+
+	mirrorCompared bool      // the mirror was compared with gateway_routing while loading
+	mirrorFindings []Finding // the routing.mirror-* findings of that comparison
 }
 
-// loadView opens the home read-only. With tolerant set, an unreadable sessions.json or
-// counts file is recorded on the view (for check) instead of failing the command.
+// mirrorNeed says what a command needs from sessions.json on a db-primary home, where the
+// routing index is gateway_routing and the file is only its mirror. Holding both copies of a
+// large routing index would double the memory of every command.
+type mirrorNeed int
+
+const (
+	// mirrorKeep keeps the decoded mirror: routing writes update it and undo restores it.
+	mirrorKeep mirrorNeed = iota
+	// mirrorCompare compares the mirror with the gateway_routing rows (check), streaming the
+	// rows, then drops it before the rows are decoded and held.
+	mirrorCompare
+	// mirrorDrop decodes the mirror only to report an unreadable file, then drops it (reads).
+	mirrorDrop
+)
+
+// loadView opens the home read-only, keeping the sessions.json mirror of a db-primary home
+// (what writers need). With tolerant set, an unreadable sessions.json or counts file is
+// recorded on the view (for check) instead of failing the command.
 func loadView(ctx context.Context, o *options, tolerant bool) (*homeView, error) {
+	return loadViewFor(ctx, o, tolerant, mirrorKeep)
+}
+
+// loadViewFor is loadView with the mirror handled as mirror says. sessions.json is decoded
+// in every case, so an unreadable file fails (or, tolerant, is reported) the same way.
+func loadViewFor(ctx context.Context, o *options, tolerant bool, mirror mirrorNeed) (*homeView, error) {
 	if err := o.home.Validate(); err != nil {
 		return nil, fmt.Errorf("home %s: %w", o.home.Dir, err)
 	}
@@ -69,7 +94,7 @@ func loadView(ctx context.Context, o *options, tolerant bool) (*homeView, error)
 		}
 		v.docErr = err
 	}
-	if err := v.loadRouting(ctx); err != nil {
+	if err := v.loadRouting(ctx, mirror); err != nil {
 		v.close()
 		return nil, err
 	}
@@ -147,7 +172,7 @@ func (v *homeView) settleRules(data []byte) {
 	v.rules = sessionsjson.RulesFor(v.gen)
 }
 
-func (v *homeView) loadRouting(ctx context.Context) error {
+func (v *homeView) loadRouting(ctx context.Context, mirror mirrorNeed) error {
 	v.storage = storageJSON
 	v.routingSrc = "sessions.json"
 	if v.doc != nil {
@@ -171,26 +196,47 @@ func (v *homeView) loadRouting(ctx context.Context) error {
 		v.routingSrc = "sessions.json (no gateway_routing rows yet: imported at the next gateway start)"
 		return nil
 	}
+	v.routing = nil
 	if _, ok := scopes[v.scope]; !ok {
 		v.routingSrc = "none for this home (gateway_routing rows belong to another scope)"
-		v.routing = nil
+		v.dropMirror(mirror)
 		return nil
 	}
-	return v.loadRoutingRows(ctx)
+	if mirror == mirrorCompare && v.doc != nil {
+		if v.mirrorFindings, err = compareMirror(ctx, v); err != nil {
+			return err
+		}
+		v.mirrorCompared = true
+	}
+	v.dropMirror(mirror)
+	return v.loadRoutingRows(ctx, scopes[v.scope])
 }
 
-func (v *homeView) loadRoutingRows(ctx context.Context) error {
-	rows, err := v.db.RoutingRows(ctx, v.scope)
-	if err != nil {
-		return fmt.Errorf("state.db: %w", err)
+// dropMirror lets go of the decoded sessions.json mirror unless the command keeps it.
+func (v *homeView) dropMirror(mirror mirrorNeed) {
+	if mirror != mirrorKeep {
+		v.doc = nil
 	}
-	v.routing = make([]*sessionsjson.Entry, 0, len(rows))
-	for _, r := range rows {
-		e, err := sessionsjson.DecodeEntry(r.Key, []byte(r.EntryJSON), v.rules)
+}
+
+// loadRoutingRows decodes the n gateway_routing rows of this home's scope as they stream in.
+func (v *homeView) loadRoutingRows(ctx context.Context, n int) error {
+	v.routing = make([]*sessionsjson.Entry, 0, n)
+	var decodeErr error
+	err := v.db.EachRoutingEntry(ctx, v.scope, func(key string, entryJSON []byte) error {
+		e, err := sessionsjson.DecodeEntry(key, entryJSON, v.rules)
 		if err != nil {
-			return fmt.Errorf("gateway_routing row %q: %w", r.Key, err)
+			decodeErr = fmt.Errorf("gateway_routing row %q: %w", key, err)
+			return decodeErr
 		}
 		v.routing = append(v.routing, e)
+		return nil
+	})
+	if decodeErr != nil {
+		return decodeErr
+	}
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
 	}
 	v.routingSrc = "gateway_routing"
 	return nil

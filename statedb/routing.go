@@ -41,6 +41,37 @@ func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, erro
 	return out, nil
 }
 
+// EachRoutingEntry calls fn for every gateway_routing row of scope, ordered by key, with its
+// session_key and entry_json; fn owns entryJSON. Rows are streamed, not collected, so memory
+// stays flat however many rows there are. fn runs while the query is open and must not use
+// db; an error from fn stops the walk and is returned unchanged. Without the table (before
+// v19) fn is never called.
+func (db *DB) EachRoutingEntry(ctx context.Context, scope string, fn func(key string, entryJSON []byte) error) error {
+	if !db.schema.HasGatewayRouting {
+		return nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT session_key, entry_json
+		FROM gateway_routing WHERE scope = ? ORDER BY session_key`, scope)
+	if err != nil {
+		return classify("read gateway_routing", err, false)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var entry []byte
+		if err := rows.Scan(&key, &entry); err != nil {
+			return classify("read gateway_routing", err, false)
+		}
+		if err := fn(key, entry); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return classify("read gateway_routing", err, false)
+	}
+	return nil
+}
+
 // RoutingScopes returns the number of gateway_routing rows per scope; nil when the table does
 // not exist.
 func (db *DB) RoutingScopes(ctx context.Context) (map[string]int, error) {

@@ -1,0 +1,100 @@
+package commands
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+)
+
+// TestSameEntryAgreesWithSameJSON: the whitespace fast path of the mirror comparison gives
+// the answer of the full comparison (sameJSON of the canonical forms) for every pair.
+func TestSameEntryAgreesWithSameJSON(t *testing.T) {
+	rules := sessionsjson.RulesFor(sessionsjson.GenR0715)
+	values := []string{
+		`{"a": 1, "b": "x y"}`,
+		"{\n  \"a\": 1,\n  \"b\": \"x y\"\n}",
+		`{"a":1,"b":"x y"}`,
+		`{"a": 1, "b": "xy"}`,
+		`{"a": 1, "b": "x  y"}`,
+		`{"b": "x y", "a": 1}`,
+		`{"a": 1.0, "b": "x y"}`,
+		`{"a": 1, "a": 2, "b": "x y"}`,
+		`{"a": 2, "b": "x y"}`,
+		`{"s": "é"}`,
+		`{"s": "\u00e9"}`,
+		`{"s": "a\" b", "t": "\\"}`,
+		"{\"s\": \"a\\\" b\", \"t\": \"\\\\\"}",
+		`{"s": "a\"b", "t": "\\"}`,
+		`{"n": 1e400}`,
+		"{\n  \"n\": 1e400\n}",
+		`{"n": 1E2, "m": -0.5e-3}`,
+		`{"n": 100.0, "m": -0.0005}`,
+		`{"n": ` + strings.Repeat("9", 400) + `}`,
+		"{\"n\":\n " + strings.Repeat("9", 400) + "}",
+		`{"n": 123456789012345678901234567890}`,
+		`{"l": [1, 2, {"x": null}], "t": true, "f": false}`,
+		"{\"l\":[1,2,{\"x\":null}],\"t\":true,\"f\":false}",
+		`"not an object"`,
+		`[1, 2]`,
+		`[1,2]`,
+		`[12]`,
+		`null`,
+	}
+	for _, row := range values {
+		for _, mirror := range values {
+			p, err := sessionsjson.DecodeEntry("k", []byte(row), rules)
+			if err != nil {
+				t.Fatalf("decode %s: %v", row, err)
+			}
+			m, err := sessionsjson.DecodeEntry("k", []byte(mirror), rules)
+			if err != nil {
+				t.Fatalf("decode %s: %v", mirror, err)
+			}
+			want := sameJSON(p.Raw(), m.Raw())
+			if got := sameEntry("k", []byte(row), []byte(mirror), m, rules); got != want {
+				t.Errorf("sameEntry(%q, %q) = %v, sameJSON says %v", row, mirror, got, want)
+			}
+		}
+	}
+}
+
+func TestEqualOutsideSpace(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a": 1}`, "{\n  \"a\":1\n}", true},
+		{` {"a": 1} `, `{"a":1}`, true},
+		{`{"a b": 1}`, `{"ab": 1}`, false},
+		{`{"a\" b": 1}`, `{"a\"b": 1}`, false},
+		{`{"a\\": "b c"}`, `{"a\\":"b c"}`, true},
+		{`{"a\\": "b c"}`, `{"a\\":"bc"}`, false},
+		{`[1, 2]`, `[1,2]`, true},
+		{`[1, 2]`, `[1,2,3]`, false},
+		{`{}`, ``, false},
+	} {
+		if got := equalOutsideSpace([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("equalOutsideSpace(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestNumbersDecode(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want bool
+	}{
+		{`{"a": 1, "b": -2.5e3, "c": "1e400"}`, true},
+		{`{"a": 1e400}`, false},
+		{`[-1e400]`, false},
+		{`[1e-400]`, true},
+		{`[` + strings.Repeat("9", 309) + `]`, false},
+		{`[` + strings.Repeat("1", 300) + `]`, true},
+		{`{"s": "\"", "n": 1E999}`, false},
+	} {
+		if got := numbersDecode([]byte(c.data)); got != c.want {
+			t.Errorf("numbersDecode(%.40s) = %v, want %v", c.data, got, c.want)
+		}
+	}
+}
