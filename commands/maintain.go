@@ -74,11 +74,13 @@ func runMaintain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	release, err := lockHome(o)
-	if err != nil {
-		return err
+	if c.Bool("apply") { // a plan writes nothing, not even the lock file
+		release, err := lockHome(o)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	defer release()
 	return maintain(c.Context, o, c.Bool("apply"), failOn)
 }
 
