@@ -149,7 +149,7 @@ func runMaintainSteps(ctx context.Context, o *options, apply bool, data *maintai
 // runMaintainStep runs one step; a non-nil skip says why it did not run (a skip without a
 // check name is silent: the step does not exist in this generation).
 func runMaintainStep(ctx context.Context, o *options, apply bool, step maintainStep) (result, *Finding, error) {
-	v, err := loadView(ctx, o, true)
+	v, err := loadStepView(ctx, o, step)
 	if err != nil {
 		return result{}, nil, err
 	}
@@ -160,6 +160,15 @@ func runMaintainStep(ctx context.Context, o *options, apply bool, step maintainS
 	}
 	res, err := step.run(ctx, r)
 	return res, nil, err
+}
+
+// loadStepView loads what a step needs: state.db alone for a state.db repair, the routing
+// index (the mirror decoded again only when writing it) for a routing repair.
+func loadStepView(ctx context.Context, o *options, step maintainStep) (*homeView, error) {
+	if !step.routing {
+		return loadDBView(ctx, o)
+	}
+	return loadViewFor(ctx, o, true, mirrorDrop)
 }
 
 // maintainSkip decides whether a step runs on this home.

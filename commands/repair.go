@@ -28,9 +28,12 @@ type repairRun struct {
 }
 
 // startRepair resolves options, takes the tool's lock when --apply is given (read-only plans
-// lock nothing), and loads the home.
+// lock nothing), and loads the home. The sessions.json mirror of a db-primary home is not kept:
+// planRouting decodes it again once the plan against gateway_routing is made.
 func startRepair(c *cli.Context, command string) (*repairRun, error) {
-	return startRepairWith(c, command, func(ctx context.Context, o *options) (*homeView, error) { return loadView(ctx, o, false) })
+	return startRepairWith(c, command, func(ctx context.Context, o *options) (*homeView, error) {
+		return loadViewFor(ctx, o, false, mirrorDrop)
+	})
 }
 
 // startRepairWith is startRepair with the view loader of the caller's choice.
@@ -89,7 +92,7 @@ func (r *repairRun) checkRoutingWritable() error {
 		return err
 	}
 	v := r.v
-	if v.storage == storageDB && v.routing == nil && len(v.foreign) > 0 {
+	if v.storage == storageDB && v.routingSrc != "gateway_routing" && len(v.foreign) > 0 {
 		return withCode(ExitData, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated"))
 	}
 	if v.gateway.Running {

@@ -107,11 +107,8 @@ func planRouting(r *repairRun, p routingPlan) (*routingApplier, []Change, error)
 	store := "sessions.json"
 	if v.routingSrc == "gateway_routing" {
 		store = "gateway_routing"
-		if v.doc != nil {
-			a.mirror, err = resolveEdits(v.doc.Entry, p.edits)
-			if err != nil {
-				return nil, nil, err
-			}
+		if a.mirror, err = planMirror(v, p.edits); err != nil {
+			return nil, nil, err
 		}
 	}
 	changes := fieldChanges(store, primary, p.edits)
@@ -121,6 +118,23 @@ func planRouting(r *repairRun, p routingPlan) (*routingApplier, []Change, error)
 			Before: bytesOrNil(p.counts.Before), After: bytesOrNil(p.counts.After)})
 	}
 	return a, changes, nil
+}
+
+// planMirror resolves the edits against the sessions.json mirror of a db-primary home. A
+// view loaded for a repair dropped the decoded mirror (one copy of a large routing index in
+// memory, not two): the decoded gateway_routing rows are released here, the plan against
+// them being made, and the mirror is decoded again.
+func planMirror(v *homeView, edits []entryEdit) ([]plannedEntry, error) {
+	if v.doc == nil && v.docErr == nil { // docErr: an unreadable mirror check reports, left alone
+		v.releaseRouting()
+		if err := v.loadSessionsJSON(); err != nil {
+			return nil, err
+		}
+	}
+	if v.doc == nil {
+		return nil, nil // no mirror file (none is created), or an unreadable one
+	}
+	return resolveEdits(v.doc.Entry, edits)
 }
 
 func countsOp(f *fileImage) string {

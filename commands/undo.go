@@ -37,7 +37,9 @@ func runUndo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := startRepair(c, "undo")
+	r, err := startRepairWith(c, "undo", func(ctx context.Context, o *options) (*homeView, error) {
+		return loadView(ctx, o, false) // keeps the mirror: undo compares and restores its entries
+	})
 	if err != nil {
 		return err
 	}

@@ -267,6 +267,11 @@ func (v *homeView) entry(key string) *sessionsjson.Entry {
 	return v.byKey[key]
 }
 
+// releaseRouting lets go of the decoded routing index once a plan against it is made.
+func (v *homeView) releaseRouting() {
+	v.routing, v.byKey = nil, nil
+}
+
 // loaded reports the routing entries the runtime would load (skipped ones excluded).
 func (v *homeView) loaded() []*sessionsjson.Entry {
 	out := make([]*sessionsjson.Entry, 0, len(v.routing))
