@@ -111,13 +111,9 @@ func emitJSONList[T any](o *options, env envelope, field string, items []T, rest
 		data[k] = val
 	}
 	env.Data = data
-	head, err := encodeEnvelope(env)
+	prefix, suffix, err := envelopeAround(env)
 	if err != nil {
 		return err
-	}
-	prefix, suffix, ok := bytes.Cut(head, []byte(streamMarker))
-	if !ok {
-		return fmt.Errorf("encode JSON: stream marker lost")
 	}
 	w := bufio.NewWriterSize(o.stdout, 64<<10)
 	w.Write(prefix)

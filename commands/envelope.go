@@ -184,17 +184,27 @@ func shortDuration(d time.Duration) string {
 // be streamed into its place instead of being held in memory.
 const streamMarker = `"\u0000stream\u0000"`
 
+// envelopeAround encodes env, whose data holds streamMarker, and returns the text before and
+// after the marker.
+func envelopeAround(env envelope) (prefix, suffix []byte, err error) {
+	head, err := encodeEnvelope(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix, suffix, ok := bytes.Cut(head, []byte(streamMarker))
+	if !ok {
+		return nil, nil, fmt.Errorf("encode JSON: stream marker lost")
+	}
+	return prefix, suffix, nil
+}
+
 // emitJSONStream writes the envelope with data = {"<field>": [items…]}, calling each to
 // produce the items one at a time (each item is encoded as soon as it is given).
 func emitJSONStream(o *options, env envelope, field string, each func(emit func(any) error) error) error {
 	env.Data = json.RawMessage(streamMarker)
-	head, err := encodeEnvelope(env)
+	prefix, suffix, err := envelopeAround(env)
 	if err != nil {
 		return err
-	}
-	prefix, suffix, ok := bytes.Cut(head, []byte(streamMarker))
-	if !ok {
-		return fmt.Errorf("encode JSON: stream marker lost")
 	}
 	w := bufio.NewWriterSize(o.stdout, 64<<10)
 	fmt.Fprintf(w, "%s{\n    %q: [", prefix, field)
