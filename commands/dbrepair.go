@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sessionctl/sessionctl/sessionsjson"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
 )
@@ -156,8 +155,8 @@ func runPruneGhosts(c *cli.Context) error {
 }
 
 // executePrune plans, and with --apply performs, prune-ghosts. Under --apply the ghosts are
-// chosen inside the write transaction, and their transcript files are read into the journal
-// there (before the commit) and removed after it.
+// chosen inside the write transaction, their transcript files are recorded in the journal
+// there (before the commit) and moved into the journal's stash after it.
 func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	if r.apply {
 		return applyPrune(ctx, r, minAge)
@@ -276,8 +275,9 @@ func newTxData(s statedb.TxStats) *txData {
 	return &txData{Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held)}
 }
 
+// milliseconds returns d in milliseconds, to the microsecond.
 func milliseconds(d time.Duration) float64 {
-	return math.Round(float64(d.Microseconds())) / 1000
+	return float64(d.Microseconds()) / 1000
 }
 
 // record fills res with what applyDB did.
@@ -328,7 +328,7 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 	}
 	for _, f := range files {
 		if err := moveFile(f.Path, f.BeforeStash); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.o.warn("remove %s: %v", f.Path, err)
+			r.o.warn("move %s into the journal: %v (the file stays where it was)", f.Path, err)
 		}
 	}
 	return dbApplied{done: true, journal: path, tx: newTxData(stats)}, nil

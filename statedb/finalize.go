@@ -64,7 +64,7 @@ const parentIndex = "idx_sessions_parent"
 // orphanSource returns the FROM term of the candidate query: sessions read through the
 // parent index when the database has it. Only continuations (rows with a parent) can be
 // orphans, so this visits the children instead of every session older than the cutoff,
-// which is what SQLite's planner would pick without statistics (3x slower on a 100k-session
+// which is what SQLite's planner would pick without statistics (2–3× slower on a 100k-session
 // home). The predicate is unchanged.
 func orphanSource(ctx context.Context, q querier) (string, error) {
 	var n int
