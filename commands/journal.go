@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -125,49 +126,61 @@ func writeJournalAt(o *options, path string, j *journal) error {
 	j.Command = o.command
 	j.Home = o.home.Dir
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	data, err := encodeJournal(j)
-	if err != nil {
-		return fmt.Errorf("encode journal: %w", err)
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("create journal: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	w := bufio.NewWriterSize(f, 256<<10)
+	err = encodeJournal(w, j)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("write journal: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync journal: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close journal: %w", err)
 	}
 	return nil
 }
 
-// encodeJournal returns j as JSON: everything but the row images indented by encoding/json,
-// then the rows, one per line, by statedb's direct encoder (a state.db repair's journal
-// holds thousands of full row images; encoding them by reflection and then indenting took
-// most of the time the write lock was held).
-func encodeJournal(j *journal) ([]byte, error) {
+// encodeJournal writes j as JSON to w: everything but the row images indented by
+// encoding/json, then the rows, one per line, by statedb's direct encoder (a state.db
+// repair's journal holds thousands of full row images; encoding them by reflection and then
+// indenting took most of the time the write lock was held). Rows are streamed, one at a
+// time, rather than gathered in one growing buffer.
+func encodeJournal(w io.Writer, j *journal) error {
 	head := *j
 	head.Rows = nil
 	data, err := json.MarshalIndent(&head, "", "  ")
-	if err != nil || len(j.Rows) == 0 {
-		return data, err
+	if err != nil {
+		return err
 	}
-	data = append(bytes.TrimSuffix(data, []byte("\n}")), ",\n  \"rows\": [\n"...)
-	for i, row := range j.Rows {
+	if len(j.Rows) == 0 {
+		_, err = w.Write(append(data, '\n'))
+		return err
+	}
+	if _, err := w.Write(append(bytes.TrimSuffix(data, []byte("\n}")), ",\n  \"rows\": [\n"...)); err != nil {
+		return err
+	}
+	var row []byte
+	for i, change := range j.Rows {
+		row = row[:0]
 		if i > 0 {
-			data = append(data, ",\n"...)
+			row = append(row, ",\n"...)
 		}
-		if data, err = row.AppendJSON(data); err != nil {
-			return nil, err
+		if row, err = change.AppendJSON(row); err != nil {
+			return err
+		}
+		if _, err := w.Write(row); err != nil {
+			return err
 		}
 	}
-	return append(data, "\n  ]\n}\n"...), nil
+	_, err = io.WriteString(w, "\n  ]\n}\n")
+	return err
 }
 
 // readJournal loads a journal file.
