@@ -147,39 +147,60 @@ func writeJournalAt(o *options, path string, j *journal) error {
 	return nil
 }
 
-// encodeJournal writes j as JSON to w: everything but the row images indented by
-// encoding/json, then the rows, one per line, by statedb's direct encoder (a state.db
-// repair's journal holds thousands of full row images; encoding them by reflection and then
-// indenting took most of the time the write lock was held). Rows are streamed, one at a
-// time, rather than gathered in one growing buffer.
+// encodeJournal writes j as JSON to w: the header fields indented by encoding/json, then the
+// files and the rows one per line (a state.db repair's journal holds thousands of row images
+// and file records: encoding them by reflection and then indenting took most of the time the
+// write lock was held). Rows are written by statedb's direct encoder, each item streamed
+// through one reused buffer.
 func encodeJournal(w io.Writer, j *journal) error {
 	head := *j
-	head.Rows = nil
+	head.Rows, head.Files = nil, nil
 	data, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return err
 	}
-	if len(j.Rows) == 0 {
-		_, err = w.Write(append(data, '\n'))
+	if _, err := w.Write(bytes.TrimSuffix(data, []byte("\n}"))); err != nil {
 		return err
 	}
-	if _, err := w.Write(append(bytes.TrimSuffix(data, []byte("\n}")), ",\n  \"rows\": [\n"...)); err != nil {
+	if err := writeJournalArray(w, "files", j.Files, func(dst []byte, f fileImage) ([]byte, error) {
+		b, err := json.Marshal(f)
+		return append(dst, b...), err
+	}); err != nil {
 		return err
 	}
-	var row []byte
-	for i, change := range j.Rows {
-		row = row[:0]
+	if err := writeJournalArray(w, "rows", j.Rows, func(dst []byte, c statedb.RowChange) ([]byte, error) {
+		return c.AppendJSON(dst)
+	}); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n}\n")
+	return err
+}
+
+// writeJournalArray writes `,\n  "name": [` and the items one per line, nothing when there
+// are none (the field is omitempty).
+func writeJournalArray[T any](w io.Writer, name string, items []T, appendItem func([]byte, T) ([]byte, error)) error {
+	if len(items) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, ",\n  \""+name+"\": [\n"); err != nil {
+		return err
+	}
+	var buf []byte
+	for i, item := range items {
+		buf = buf[:0]
 		if i > 0 {
-			row = append(row, ",\n"...)
+			buf = append(buf, ",\n"...)
 		}
-		if row, err = change.AppendJSON(row); err != nil {
+		var err error
+		if buf, err = appendItem(buf, item); err != nil {
 			return err
 		}
-		if _, err := w.Write(row); err != nil {
+		if _, err := w.Write(buf); err != nil {
 			return err
 		}
 	}
-	_, err = io.WriteString(w, "\n  ]\n}\n")
+	_, err := io.WriteString(w, "\n  ]")
 	return err
 }
 
