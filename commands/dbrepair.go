@@ -141,6 +141,17 @@ func changedSessionIDs(changes []statedb.RowChange) []string {
 	return ids
 }
 
+// deletedSessionIDs returns the ids of the deleted sessions rows among changes, in order.
+func deletedSessionIDs(changes []statedb.RowChange) []string {
+	var ids []string
+	for _, c := range changes {
+		if c.Table == "sessions" && c.After == nil {
+			ids = append(ids, c.Key["id"].Text)
+		}
+	}
+	return ids
+}
+
 func runPruneGhosts(c *cli.Context) error {
 	r, minAge, err := startDBRepair(c, "prune-ghosts")
 	if err != nil {
@@ -178,7 +189,7 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 	if err != nil {
 		return result{}, withCode(ExitData, err)
 	}
-	return pruneReport(ghostIDs(ghosts), children, deletable, transcripts), nil
+	return pruneReport(keptIDs(ghosts), children, deletable, transcripts), nil
 }
 
 func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
@@ -193,7 +204,7 @@ func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, erro
 		return len(pr.Deleted) > 0, pr.Stats, err
 	}, func(changes []statedb.RowChange) ([]string, error) {
 		var err error
-		transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), changedSessionIDs(changes))
+		transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), deletedSessionIDs(changes))
 		return flatten(transcripts), err
 	})
 	var deleted []statedb.Session
@@ -202,20 +213,18 @@ func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, erro
 			deleted = append(deleted, statedb.SessionFromImage(c.Before))
 		}
 	}
-	res := pruneReport(append(pr.Kept, pr.Deleted...), pr.Children, deleted, transcripts)
+	res := pruneReport(pr.Kept, pr.Children, deleted, transcripts)
 	applied.record(&res)
 	return res, err
 }
 
-// pruneReport lists the ghosts deleted (or to delete) with their transcript files, and the
-// ghosts kept because they have children. order fixes the order of the findings.
-func pruneReport(order []string, children map[string][]string, deleted []statedb.Session, transcripts map[string][]string) result {
+// pruneReport lists the ghosts kept because they have children, and those deleted (or to
+// delete) with their transcript files.
+func pruneReport(kept []string, children map[string][]string, deleted []statedb.Session, transcripts map[string][]string) result {
 	var res result
-	for _, id := range order {
-		if kids := children[id]; len(kids) > 0 {
-			res.findings = append(res.findings, Finding{"ghost.has-children", sevWarn, id,
-				fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(kids))})
-		}
+	for _, id := range kept {
+		res.findings = append(res.findings, Finding{"ghost.has-children", sevWarn, id,
+			fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
 	}
 	for _, s := range deleted {
 		res.changes = append(res.changes, Change{Store: "state.db", Target: "sessions/" + s.ID, Op: "delete", Before: toSessionRow(s)})
@@ -234,10 +243,13 @@ func sessionIDs(sessions []statedb.Session) []string {
 	return ids
 }
 
-func ghostIDs(ghosts []statedb.Ghost) []string {
-	ids := make([]string, len(ghosts))
-	for i, g := range ghosts {
-		ids[i] = g.Session.ID
+// keptIDs returns the ids of the ghosts with children, in order.
+func keptIDs(ghosts []statedb.Ghost) []string {
+	var ids []string
+	for _, g := range ghosts {
+		if len(g.ChildIDs) > 0 {
+			ids = append(ids, g.Session.ID)
+		}
 	}
 	return ids
 }
@@ -259,8 +271,7 @@ func flatten(transcripts map[string][]string) []string {
 // dbApplied says whether a state.db repair wrote anything, where its journal is, and how its
 // transaction went.
 type dbApplied struct {
-	done    bool
-	journal string
+	journal string // "" when nothing was written
 	tx      *txData
 }
 
@@ -282,7 +293,7 @@ func milliseconds(d time.Duration) float64 {
 
 // record fills res with what applyDB did.
 func (a dbApplied) record(res *result) {
-	res.applied, res.journal = a.done, a.journal
+	res.applied, res.journal = a.journal != "", a.journal
 	if a.tx != nil {
 		res.data = map[string]*txData{"transaction": a.tx}
 	}
@@ -318,7 +329,7 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 		_ = os.Remove(path)
 	}
 	if errors.Is(err, statedb.ErrUnsupportedSchema) {
-		return dbApplied{}, withCode(ExitData, fmt.Errorf("%s: %w", r.o.command, err))
+		return dbApplied{}, withCode(ExitData, err)
 	}
 	if err != nil {
 		return dbApplied{}, withCode(ExitWrite, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.o.command, err))
@@ -326,12 +337,25 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 	if !changed {
 		return dbApplied{}, nil
 	}
+	stashFiles(r.o, files)
+	return dbApplied{journal: path, tx: newTxData(stats)}, nil
+}
+
+// stashFiles moves each file into its stash, then syncs the directories once. A file that
+// cannot be moved stays where it was, with a warning (undo then leaves it alone).
+func stashFiles(o *options, files []fileImage) {
+	if len(files) == 0 {
+		return
+	}
 	for _, f := range files {
 		if err := moveFile(f.Path, f.BeforeStash); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.o.warn("move %s into the journal: %v (the file stays where it was)", f.Path, err)
+			o.warn("%v: the file stays where it was", err)
 		}
 	}
-	return dbApplied{done: true, journal: path, tx: newTxData(stats)}, nil
+	err := syncDirs(filepath.Dir(files[0].BeforeStash), filepath.Dir(files[0].Path))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // no stash directory: nothing moved
+		o.warn("%v", err)
+	}
 }
 
 // stashImages records that each file will be moved into dir.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -57,9 +58,10 @@ func stashDir(journalPath string) string {
 	return strings.TrimSuffix(journalPath, ".json") + ".files"
 }
 
-// moveFile moves from to to (creating to's directory, mode 0700): a rename, or a synced
-// copy and a removal when the two are on different filesystems. An existing to is never
-// replaced.
+// moveFile moves from to to (creating to's directory, mode 0700): a rename, or, when the two
+// are on different filesystems, a copy that is synced (file and directory) before from is
+// removed. An existing to is never replaced. After renames the caller syncs both
+// directories once (syncDirs): a rename cannot lose the file, only be rolled back.
 func moveFile(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return err
@@ -72,13 +74,16 @@ func moveFile(from, to string) error {
 		return err
 	}
 	if err := copyFileSynced(from, to); err != nil {
-		_ = os.Remove(to)
+		return err
+	}
+	if err := sessionsjson.SyncDir(filepath.Dir(to)); err != nil {
 		return err
 	}
 	return os.Remove(from)
 }
 
-// copyFileSynced copies from to a new file to with from's mode and syncs it.
+// copyFileSynced copies from to a new file to (never an existing one) with from's mode and
+// owner, and syncs it; a copy it created and could not finish is removed.
 func copyFileSynced(from, to string) error {
 	src, err := os.Open(from)
 	if err != nil {
@@ -89,18 +94,39 @@ func copyFileSynced(from, to string) error {
 	if err != nil {
 		return err
 	}
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(dst, src)
+	err = dst.Chmod(st.Mode().Perm())
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && err == nil {
+		if err = dst.Chown(int(sys.Uid), int(sys.Gid)); errors.Is(err, syscall.EPERM) {
+			err = nil // not root: the copy is ours, as the file was
+		}
+	}
+	if err == nil {
+		_, err = io.Copy(dst, src)
+	}
 	if err == nil {
 		err = dst.Sync()
 	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		_ = os.Remove(to)
+	}
 	return err
+}
+
+// syncDirs fsyncs each directory, reporting the first failure.
+func syncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := sessionsjson.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // journalPath names a new journal for the running command:
@@ -119,7 +145,8 @@ func writeJournal(o *options, j *journal) (string, error) {
 // writeJournalAt writes j to path (mode 0600, synced). Writing the same journal again
 // replaces it, so it may be called from a transaction that is retried.
 func writeJournalAt(o *options, path string, j *journal) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dirs, err := makeJournalDir(filepath.Dir(path))
+	if err != nil {
 		return fmt.Errorf("create journal dir: %w", err)
 	}
 	j.Version = 1
@@ -141,10 +168,27 @@ func writeJournalAt(o *options, path string, j *journal) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = syncDirs(dirs...)
+	}
 	if err != nil {
+		_ = os.Remove(path)
 		return fmt.Errorf("write journal: %w", err)
 	}
 	return nil
+}
+
+// makeJournalDir creates dir (mode 0700) and returns the directories whose entries must be
+// synced for a file created in it to survive a crash: dir, and the parents it created.
+func makeJournalDir(dir string) ([]string, error) {
+	dirs := []string{dir}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		dirs = append(dirs, filepath.Dir(d))
+	}
+	return dirs, os.MkdirAll(dir, 0o700)
 }
 
 // encodeJournal writes j as JSON to w: the header fields indented by encoding/json, then the

@@ -54,3 +54,45 @@ func TestEncodeJournalRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveFile: a rename on one filesystem, a synced copy across filesystems (when /dev/shm
+// is a different one), never over an existing file.
+func TestMoveFile(t *testing.T) {
+	targets := map[string]string{"same filesystem": t.TempDir()}
+	if shm, err := os.MkdirTemp("/dev/shm", "sessionctl-test-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(shm) })
+		targets["across filesystems"] = shm
+	}
+	for name, dir := range targets {
+		t.Run(name, func(t *testing.T) {
+			from := filepath.Join(t.TempDir(), "s1.jsonl")
+			if err := os.WriteFile(from, []byte("transcript"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			to := filepath.Join(dir, "j.files", "s1.jsonl")
+			if err := moveFile(from, to); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(to)
+			st, _ := os.Stat(to)
+			if err != nil || string(data) != "transcript" || st.Mode().Perm() != 0o640 {
+				t.Fatalf("moved file: %q, mode %v, %v", data, st.Mode(), err)
+			}
+			if _, err := os.Stat(from); !os.IsNotExist(err) {
+				t.Fatalf("source still there: %v", err)
+			}
+			if err := os.WriteFile(from, []byte("new"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := moveFile(from, to); err == nil {
+				t.Fatal("moved over an existing file")
+			}
+			if data, _ := os.ReadFile(to); string(data) != "transcript" {
+				t.Fatalf("existing file replaced: %q", data)
+			}
+			if data, _ := os.ReadFile(from); string(data) != "new" {
+				t.Fatalf("source lost: %q", data)
+			}
+		})
+	}
+}

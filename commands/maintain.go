@@ -190,7 +190,7 @@ func maintainSkip(r *repairRun, step maintainStep) *Finding {
 		return &Finding{"maintain.routing-skipped", sevInfo, step.name, "skipped: a gateway is running (" + v.gateway.Detail + "); routing repairs need it stopped, state.db repairs ran"}
 	case v.docErr != nil:
 		return &Finding{"maintain.routing-skipped", sevWarn, step.name, "skipped: sessions.json is unreadable (see sessions-json.unreadable); fix it first"}
-	case v.storage == storageDB && v.routing == nil && len(v.foreign) > 0:
+	case v.foreignRowsOnly():
 		return &Finding{"maintain.routing-skipped", sevWarn, step.name, "skipped: the gateway_routing rows belong to another scope (see routing.foreign-scope)"}
 	}
 	return nil

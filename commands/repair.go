@@ -92,7 +92,7 @@ func (r *repairRun) checkRoutingWritable() error {
 		return err
 	}
 	v := r.v
-	if v.storage == storageDB && v.routingSrc != "gateway_routing" && len(v.foreign) > 0 {
+	if v.foreignRowsOnly() {
 		return withCode(ExitData, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated"))
 	}
 	if v.gateway.Running {

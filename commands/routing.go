@@ -203,7 +203,7 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) error {
 		v.doc.Replace(pe.key, pe.after)
 	}
 	err := sessionsjson.WriteFileAtomicFrom(v.opts.home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
-		return v.doc.WriteTo(w, v.asciiOnly)
+		return v.doc.EncodeTo(w, v.asciiOnly)
 	})
 	if err != nil {
 		return fmt.Errorf("write sessions.json: %w", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -48,6 +49,7 @@ func runUndo(c *cli.Context) error {
 		return withCode(ExitRefused, fmt.Errorf("journal belongs to home %s, not %s", j.Home, r.o.home.Dir))
 	}
 	inv := j.inverse()
+	inv.settleStashes(r.o.warn)
 	res := result{changes: inv.changes()}
 	if err := inv.verify(c.Context, r); err != nil {
 		return err
@@ -66,8 +68,12 @@ func runUndo(c *cli.Context) error {
 	if err != nil {
 		return withCode(ExitWrite, err)
 	}
-	if err := inv.restore(c.Context, r); err != nil {
-		return err
+	if applied, err := inv.restore(c.Context, r); err != nil {
+		if !applied {
+			_ = os.Remove(path) // nothing changed: the journal would describe a change that never happened
+			return err
+		}
+		return fmt.Errorf("%w (partly applied; its journal: %s)", err, path)
 	}
 	res.applied, res.journal = true, path
 	return r.report(res)
@@ -121,8 +127,8 @@ func (j *journal) verify(ctx context.Context, r *repairRun) error {
 	return nil
 }
 
-// verifyFile checks that f.Path holds f's before side, and that a stash to restore from
-// exists. A stashed before side can only be checked for presence: its content moved.
+// verifyFile checks that f.Path holds f's before side. A stashed before side can only be
+// checked for presence: its content moved.
 func verifyFile(f fileImage) error {
 	cur, err := os.ReadFile(f.Path)
 	exists := err == nil
@@ -132,9 +138,6 @@ func verifyFile(f fileImage) error {
 	wantExists := f.Before != nil || f.BeforeStash != ""
 	if exists != wantExists || (exists && f.Before != nil && !bytes.Equal(cur, *f.Before)) {
 		return withCode(ExitRefused, fmt.Errorf("%w: file %s", errUndoConflict, f.Path))
-	}
-	if f.AfterStash != "" && !fileExists(f.AfterStash) {
-		return withCode(ExitData, fmt.Errorf("the journal's copy of %s is missing: %s", f.Path, f.AfterStash))
 	}
 	return nil
 }
@@ -177,21 +180,69 @@ func sameJSON(a, b json.RawMessage) bool {
 
 // restore applies the inverse journal: rows first (one transaction, verified inside it),
 // then routing entries, then files.
-func (j *journal) restore(ctx context.Context, r *repairRun) error {
+// applied reports whether anything was written before an error.
+func (j *journal) restore(ctx context.Context, r *repairRun) (applied bool, err error) {
 	if len(j.Rows) > 0 {
 		if err := restoreRows(ctx, r, j.Rows); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := j.restoreRouting(ctx, r); err != nil {
-		return err
+		return len(j.Rows) > 0, err
 	}
+	if err := j.restoreFiles(); err != nil {
+		return len(j.Rows) > 0 || len(j.Routing) > 0, withCode(ExitWrite, err)
+	}
+	return true, nil
+}
+
+// restoreFiles gives every file its after side, then makes the moves durable and removes a
+// stash directory left empty.
+func (j *journal) restoreFiles() error {
+	dirs, stashes := map[string]bool{}, map[string]bool{}
 	for _, f := range j.Files {
 		if err := restoreFile(f); err != nil {
-			return withCode(ExitWrite, err)
+			return err
+		}
+		dirs[filepath.Dir(f.Path)] = true
+		for _, stash := range []string{f.BeforeStash, f.AfterStash} {
+			if stash != "" {
+				stashes[filepath.Dir(stash)] = true
+			}
+		}
+	}
+	for d := range stashes {
+		if os.Remove(d) != nil { // only an emptied stash goes
+			dirs[d] = true
+		}
+	}
+	for d := range dirs {
+		if err := sessionsjson.SyncDir(d); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// settleStashes drops the file records whose move did not happen or has already happened: a
+// transcript that stayed in place (its move failed, or the process stopped right after the
+// commit) is not restored from a stash that never got it, and one already in its stash is
+// not moved again. A file found in neither place is reported and skipped, so the rows can
+// still be restored.
+func (j *journal) settleStashes(warn func(string, ...any)) {
+	kept := j.Files[:0]
+	for _, f := range j.Files {
+		switch {
+		case f.AfterStash != "" && !fileExists(f.AfterStash):
+			if !fileExists(f.Path) {
+				warn("%s is neither in place nor in the journal's stash (%s): not restored", f.Path, f.AfterStash)
+			}
+		case f.BeforeStash != "" && !fileExists(f.Path) && fileExists(f.BeforeStash):
+		default:
+			kept = append(kept, f)
+		}
+	}
+	j.Files = kept
 }
 
 // restoreFile gives f.Path its after side: moved back from a stash, moved into one, or

@@ -267,6 +267,12 @@ func (v *homeView) entry(key string) *sessionsjson.Entry {
 	return v.byKey[key]
 }
 
+// foreignRowsOnly reports a db-primary home whose gateway_routing rows all belong to another
+// scope (a copied home): its routing index must not be written.
+func (v *homeView) foreignRowsOnly() bool {
+	return v.storage == storageDB && v.routingSrc != "gateway_routing" && len(v.foreign) > 0
+}
+
 // releaseRouting lets go of the decoded routing index once a plan against it is made.
 func (v *homeView) releaseRouting() {
 	v.routing, v.byKey = nil, nil

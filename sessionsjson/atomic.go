@@ -17,15 +17,26 @@ import (
 // (0600 for a new file) and owner, and is renamed over the target; the directory is fsynced.
 // On any error the temp file is removed and the target is left as it was.
 func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
-	return WriteFileAtomicFrom(path, tmpPattern, func(w io.Writer) error {
+	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// WriteFileAtomicFrom is WriteFileAtomic with the content written by write, so that a large
-// file can be streamed to the temp file instead of being built in memory first.
+// WriteFileAtomicFrom is WriteFileAtomic with the content written by write (through a
+// buffer), so that a large file can be streamed to the temp file instead of being built in
+// memory first.
 func WriteFileAtomicFrom(path, tmpPattern string, write func(io.Writer) error) error {
+	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
+		buf := bufio.NewWriterSize(w, 1<<20)
+		if err := write(buf); err != nil {
+			return err
+		}
+		return buf.Flush()
+	})
+}
+
+func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error {
 	target, err := realPath(path)
 	if err != nil {
 		return err
@@ -42,7 +53,7 @@ func WriteFileAtomicFrom(path, tmpPattern string, write func(io.Writer) error) e
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	return syncDir(filepath.Dir(target))
+	return SyncDir(filepath.Dir(target))
 }
 
 // fillTemp writes, syncs and closes tmp with the target's mode and owner.
@@ -69,11 +80,7 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 	if err := tmp.Chmod(mode); err != nil {
 		return err
 	}
-	buf := bufio.NewWriterSize(tmp, 1<<20)
-	if err := write(buf); err != nil {
-		return err
-	}
-	if err := buf.Flush(); err != nil {
+	if err := write(tmp); err != nil {
 		return err
 	}
 	return tmp.Sync()
@@ -92,7 +99,9 @@ func keepOwner(tmp *os.File, fi fs.FileInfo) error {
 	return err
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, making the creation, renaming or removal of its entries
+// durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)

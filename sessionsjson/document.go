@@ -244,13 +244,13 @@ func (d *Document) Edited() bool {
 func (d *Document) Encode(asciiOnly bool) []byte {
 	var out bytes.Buffer
 	out.Grow(len(d.data) + len(d.edits)*256)
-	_ = d.WriteTo(&out, asciiOnly) // a bytes.Buffer does not fail
+	_ = d.EncodeTo(&out, asciiOnly) // a bytes.Buffer does not fail
 	return out.Bytes()
 }
 
-// WriteTo writes what Encode returns to w, streaming the unchanged stretches of the file
+// EncodeTo writes what Encode returns to w, streaming the unchanged stretches of the file
 // between edited members without building the whole document in memory.
-func (d *Document) WriteTo(w io.Writer, asciiOnly bool) error {
+func (d *Document) EncodeTo(w io.Writer, asciiOnly bool) error {
 	prev := 0
 	f := dumpFormatter(asciiOnly)
 	var value []byte

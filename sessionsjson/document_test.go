@@ -333,8 +333,8 @@ func TestDetectASCIIOnly(t *testing.T) {
 	}
 }
 
-// TestWriteToMatchesEncode: streaming the document gives the bytes Encode builds.
-func TestWriteToMatchesEncode(t *testing.T) {
+// TestEncodeToMatchesEncode: streaming the document gives the bytes Encode builds.
+func TestEncodeToMatchesEncode(t *testing.T) {
 	for _, f := range fixtures(t) {
 		d, _ := decodeFixture(t, f)
 		for _, e := range d.Entries()[:2] {
@@ -347,12 +347,12 @@ func TestWriteToMatchesEncode(t *testing.T) {
 			}
 		}
 		var streamed bytes.Buffer
-		if err := d.WriteTo(&streamed, false); err != nil {
+		if err := d.EncodeTo(&streamed, false); err != nil {
 			t.Fatal(err)
 		}
 		encoded := d.Encode(false)
 		if !bytes.Equal(streamed.Bytes(), encoded) || !bytes.Contains(encoded, []byte(`"suspended": true`)) {
-			t.Errorf("%s: WriteTo and Encode differ, or the edit is missing", f.name)
+			t.Errorf("%s: EncodeTo and Encode differ, or the edit is missing", f.name)
 		}
 	}
 }

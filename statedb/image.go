@@ -68,8 +68,9 @@ func (r *RowImage) MarshalJSON() ([]byte, error) {
 	return r.appendJSON(nil)
 }
 
-// appendJSON appends r's JSON form to dst ("null" for a nil image): what encoding/json
-// would produce, written directly.
+// appendJSON appends r's JSON form to dst ("null" for a nil image), written directly. It
+// decodes like encoding/json's output for the struct (the bytes differ: <, >, & and U+2028
+// are not escaped, and empty columns are [] rather than null).
 func (r *RowImage) appendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
@@ -98,7 +99,7 @@ func (r *RowImage) appendJSON(dst []byte) ([]byte, error) {
 	return append(dst, "]}"...), nil
 }
 
-// appendKey appends a key map as a JSON object with sorted names, like encoding/json.
+// appendKey appends a key map as a JSON object with sorted names.
 func appendKey(dst []byte, key map[string]Value) ([]byte, error) {
 	if key == nil {
 		return append(dst, "null"...), nil

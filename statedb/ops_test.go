@@ -330,18 +330,6 @@ func TestPruneKeepsGhostsWithChildren(t *testing.T) {
 	}
 }
 
-func TestSplitDeletable(t *testing.T) {
-	children := map[string][]string{"a": {"b"}, "b": {"c"}, "d": {"e"}}
-	del, kept := splitDeletable([]string{"a", "b", "c", "d"}, children)
-	if !reflect.DeepEqual(del, []string{"a", "b", "c"}) || !reflect.DeepEqual(kept, []string{"d"}) {
-		t.Errorf("deleted %v kept %v", del, kept)
-	}
-	del, kept = splitDeletable([]string{"a", "b"}, children)
-	if len(del) != 0 || !reflect.DeepEqual(kept, []string{"a", "b"}) {
-		t.Errorf("chain with an outside child: deleted %v kept %v", del, kept)
-	}
-}
-
 // TestNothingToChangeWritesNothing: a second run finds nothing, calls no hook and writes
 // nothing, not even the latch.
 func TestNothingToChangeWritesNothing(t *testing.T) {
@@ -375,5 +363,22 @@ func TestFinalizeWithoutParentIndex(t *testing.T) {
 	want := []string{"20260621_182357_4cea33", "20260622_125201_1af486", "20260630_030359_a9da10"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("finalized %v, want %v", got, want)
+	}
+}
+
+// TestPruneKeepsParentOfGhostChild: a ghost whose only child is itself a ghost is kept, as
+// the plan shows it; the child is deleted, and the next run deletes the parent.
+func TestPruneKeepsParentOfGhostChild(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	const parent, child = "20260628_040921_e394e0", "20260702_210131_8d7ee4"
+	mustExec(t, rawDB(t, path), `UPDATE sessions SET parent_session_id = ? WHERE id = ?`, parent, child)
+	db := openWrite(t, path)
+	res := prune(t, db, fixtureNow)
+	if !reflect.DeepEqual(res.Kept, []string{parent}) || !reflect.DeepEqual(res.Deleted, []string{child}) {
+		t.Errorf("first run: kept %v deleted %v", res.Kept, res.Deleted)
+	}
+	res = prune(t, db, fixtureNow)
+	if len(res.Kept) != 0 || !reflect.DeepEqual(res.Deleted, []string{parent}) {
+		t.Errorf("second run: kept %v deleted %v", res.Kept, res.Deleted)
 	}
 }

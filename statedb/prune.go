@@ -100,8 +100,9 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 // PruneGhosts deletes every session prune_empty_ghost_sessions would delete at now (cutoff
 // = now - minAge, compared strictly), in one BEGIN IMMEDIATE transaction that also selects
 // them, so what is deleted is exactly what matches while the write lock is held. A ghost
-// that rows outside the deleted set still name as parent is kept (the runtime's DELETE
-// would fail on the foreign key). Before images are captured for every deleted sessions row
+// that any row names as parent is kept, even when that child is a ghost deleted in the same
+// run (the runtime's DELETE would fail on the foreign key; the next run deletes the parent),
+// which is also what the plan (GhostCandidates) shows. Before images are captured for every deleted sessions row
 // and for every row of another table that an ON DELETE action removes or changes. The latch
 // ghost_session_prune_v1 is set to '1'; when no ghost is to be deleted nothing is written
 // (not even the latch) and Deleted is empty. Transcript files are not touched (see
@@ -151,10 +152,13 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64) (PruneResult, erro
 	if err != nil {
 		return res, fmt.Errorf("read children: %w", err)
 	}
-	res.Deleted, res.Kept = splitDeletable(ids, children)
-	res.Children = make(map[string][]string, len(res.Kept))
-	for _, id := range res.Kept {
-		res.Children[id] = children[id]
+	res.Children = make(map[string][]string)
+	for _, id := range ids {
+		if kids := children[id]; len(kids) > 0 {
+			res.Kept, res.Children[id] = append(res.Kept, id), kids
+		} else {
+			res.Deleted = append(res.Deleted, id)
+		}
 	}
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
@@ -176,38 +180,6 @@ func deletedImages(ghosts []RowImage, deleted []string) []RowImage {
 		}
 	}
 	return out
-}
-
-// splitDeletable keeps every ghost with a child outside the deleted set (repeating until
-// stable, so a kept child keeps its parent too) and deletes the rest.
-func splitDeletable(matched []string, children map[string][]string) (deleted, kept []string) {
-	del := toSet(matched)
-	for changed := true; changed; {
-		changed = false
-		for _, id := range matched {
-			if del[id] && hasChildOutside(children[id], del) {
-				delete(del, id)
-				changed = true
-			}
-		}
-	}
-	for _, id := range matched {
-		if del[id] {
-			deleted = append(deleted, id)
-		} else {
-			kept = append(kept, id)
-		}
-	}
-	return deleted, kept
-}
-
-func hasChildOutside(children []string, set map[string]bool) bool {
-	for _, c := range children {
-		if !set[c] {
-			return true
-		}
-	}
-	return false
 }
 
 // deleteSessions deletes the sessions rows whose before images are given and returns their
