@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"bytes"
 	"math"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseAge(t *testing.T) {
@@ -44,14 +46,16 @@ func FuzzParseAge(f *testing.F) {
 	})
 }
 
-// FuzzReadmeText: never panics; whatever it returns came from a leading "_README" member.
+// FuzzReadmeText: never panics; whatever it returns is valid UTF-8 (invalid bytes become
+// U+FFFD, so it can be longer than its input) and came from a JSON object.
 func FuzzReadmeText(f *testing.F) {
 	for _, s := range []string{`{"_README": "x", "k": {}}`, `{"k": 1}`, `[]`, `{"_README": 3}`, ``, `{"_README"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got := readmeText(data); got != "" && len(data) < len(got) {
-			t.Fatalf("readmeText returned more than its input: %q", got)
+		got := readmeText(data)
+		if got != "" && (!utf8.ValidString(got) || !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))) {
+			t.Fatalf("readmeText(%q) = %q", data, got)
 		}
 	})
 }
