@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -86,18 +87,7 @@ func runFinalizeOrphans(c *cli.Context) error {
 func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	now := r.o.clock.Unix
 	if r.apply {
-		if err := r.checkWritable(); err != nil {
-			return result{}, err
-		}
-		var fin statedb.FinalizeResult
-		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
-			var err error
-			fin, err = db.FinalizeOrphans(ctx, now, minAge, hook)
-			return len(fin.Changes) > 0, fin.Stats, err
-		}, nil)
-		res := finalizeReport(changedSessionIDs(fin.Changes), fin.Locked, now)
-		applied.record(&res)
-		return res, err
+		return applyFinalize(ctx, r, minAge)
 	}
 	cands, err := r.v.db.FinalizeCandidates(ctx, now, minAge)
 	if err != nil {
@@ -113,6 +103,34 @@ func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result,
 		}
 	}
 	return finalizeReport(ids, locked, now), nil
+}
+
+// applyFinalize ends the orphans in transactions of at most dbBatchRows rows, each with its
+// own journal.
+func applyFinalize(ctx context.Context, r *repairRun, minAge float64) (result, error) {
+	if err := r.checkWritable(); err != nil {
+		return result{}, err
+	}
+	now := r.o.clock.Unix
+	var res result
+	var batches dbBatches
+	for {
+		var fin statedb.FinalizeResult
+		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+			var err error
+			fin, err = db.FinalizeOrphans(ctx, now, minAge, dbBatchRows, hook)
+			return len(fin.Changes) > 0, fin.Stats, err
+		}, nil)
+		if len(batches) > 0 {
+			fin.Locked = nil // reported with the first batch
+		}
+		res.add(finalizeReport(changedSessionIDs(fin.Changes), fin.Locked, now))
+		batches = batches.add(applied)
+		if err != nil || !fin.More {
+			batches.record(&res)
+			return res, batches.failed(err)
+		}
+	}
 }
 
 // finalizeReport lists the sessions ended (or to end) and the live-locked ones skipped.
@@ -192,30 +210,47 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 	return pruneReport(keptIDs(ghosts), children, deletable, transcripts), nil
 }
 
+// applyPrune deletes the ghosts in transactions of at most dbBatchRows rows, each with its own
+// journal.
 func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	if err := r.checkWritable(); err != nil {
 		return result{}, err
 	}
-	var pr statedb.PruneResult
-	var transcripts map[string][]string
-	applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
-		var err error
-		pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, hook)
-		return len(pr.Deleted) > 0, pr.Stats, err
-	}, func(changes []statedb.RowChange) ([]string, error) {
-		var err error
-		transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), deletedSessionIDs(changes))
-		return flatten(transcripts), err
-	})
-	var deleted []statedb.Session
-	for _, c := range pr.Changes {
-		if c.Table == "sessions" && c.Before != nil {
-			deleted = append(deleted, statedb.SessionFromImage(c.Before))
+	var res result
+	var batches dbBatches
+	for {
+		var pr statedb.PruneResult
+		var transcripts map[string][]string
+		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+			var err error
+			pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, dbBatchRows, hook)
+			return len(pr.Deleted) > 0, pr.Stats, err
+		}, func(changes []statedb.RowChange) ([]string, error) {
+			var err error
+			transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), deletedSessionIDs(changes))
+			return flatten(transcripts), err
+		})
+		if len(batches) > 0 {
+			pr.Kept = nil // reported with the first batch
+		}
+		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
+		batches = batches.add(applied)
+		if err != nil || !pr.More {
+			batches.record(&res)
+			return res, batches.failed(err)
 		}
 	}
-	res := pruneReport(pr.Kept, pr.Children, deleted, transcripts)
-	applied.record(&res)
-	return res, err
+}
+
+// deletedSessions returns the sessions whose rows changes delete.
+func deletedSessions(changes []statedb.RowChange) []statedb.Session {
+	var out []statedb.Session
+	for _, c := range changes {
+		if c.Table == "sessions" && c.After == nil && c.Before != nil {
+			out = append(out, statedb.SessionFromImage(c.Before))
+		}
+	}
+	return out
 }
 
 // pruneReport lists the ghosts kept because they have children, and those deleted (or to
@@ -268,22 +303,29 @@ func flatten(transcripts map[string][]string) []string {
 	return out
 }
 
-// dbApplied says whether a state.db repair wrote anything, where its journal is, and how its
-// transaction went.
+// dbBatchRows bounds the rows one state.db repair transaction changes. The write lock is
+// held about 0.4 ms per row (journal included) on the large home, so a batch holds it for
+// about 0.2 s: under the 0.5 s the newest runtime waits for its activity writes, far under
+// the 1 s busy timeout of its other writes. A tests hook: tests lower it.
+var dbBatchRows = 500
+
+// dbApplied says whether one state.db repair transaction wrote anything, where its journal
+// is, and how the transaction went.
 type dbApplied struct {
 	journal string // "" when nothing was written
 	tx      *txData
 }
 
-// txData is data.transaction of an applied state.db repair.
+// txData is one element of data.batches of an applied state.db repair.
 type txData struct {
+	Journal    string  `json:"journal"`
 	Attempts   int     `json:"attempts"`
 	WaitedMS   float64 `json:"waited_ms"`
 	LockHeldMS float64 `json:"lock_held_ms"`
 }
 
-func newTxData(s statedb.TxStats) *txData {
-	return &txData{Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held)}
+func newTxData(journal string, s statedb.TxStats) *txData {
+	return &txData{Journal: journal, Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held)}
 }
 
 // milliseconds returns d in milliseconds, to the microsecond.
@@ -291,11 +333,44 @@ func milliseconds(d time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
 }
 
-// record fills res with what applyDB did.
-func (a dbApplied) record(res *result) {
-	res.applied, res.journal = a.journal != "", a.journal
-	if a.tx != nil {
-		res.data = map[string]*txData{"transaction": a.tx}
+// dbBatches are the transactions of one state.db repair that wrote something.
+type dbBatches []*txData
+
+func (b dbBatches) add(a dbApplied) dbBatches {
+	if a.tx == nil {
+		return b
+	}
+	return append(b, a.tx)
+}
+
+// failed adds to a batch's error the journals of the batches committed before it.
+func (b dbBatches) failed(err error) error {
+	if err == nil || len(b) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %d earlier batch(es) were applied: %s", err, len(b), strings.Join(b.journals(), ", "))
+}
+
+func (b dbBatches) journals() []string {
+	out := make([]string, len(b))
+	for i, t := range b {
+		out[i] = t.Journal
+	}
+	return out
+}
+
+// record fills res with what the batches did: applied, the journal (the last one; a
+// finding lists them all when there are several) and data.batches.
+func (b dbBatches) record(res *result) {
+	if len(b) == 0 {
+		return
+	}
+	res.applied, res.journal = true, b[len(b)-1].Journal
+	res.data = map[string]dbBatches{"batches": b}
+	if len(b) > 1 {
+		res.findings = append(res.findings, Finding{"repair.batches", sevInfo, "",
+			fmt.Sprintf("applied in %d transactions of at most %d rows, each with its journal (undo them newest first): %s",
+				len(b), dbBatchRows, strings.Join(b.journals(), ", "))})
 	}
 }
 
@@ -338,7 +413,7 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 		return dbApplied{}, nil
 	}
 	stashFiles(r.o, files)
-	return dbApplied{journal: path, tx: newTxData(stats)}, nil
+	return dbApplied{journal: path, tx: newTxData(path, stats)}, nil
 }
 
 // stashFiles moves each file into its stash, then syncs the directories once. A file that

@@ -72,6 +72,12 @@ type result struct {
 	data     any
 }
 
+// add appends another batch's findings and changes to r.
+func (r *result) add(batch result) {
+	r.findings = append(r.findings, batch.findings...)
+	r.changes = append(r.changes, batch.changes...)
+}
+
 func newEnvelope(v *homeView, o *options, r result) envelope {
 	env := envelope{
 		Command:  o.command,

@@ -35,6 +35,7 @@ type Orphan struct {
 type FinalizeResult struct {
 	Changes []RowChange // one per finalized sessions row, full before/after images
 	Locked  []Orphan    // matching sessions left alone because they hold a live compression lock
+	More    bool        // more sessions matched than maxRows: the rest are left for another call
 	Latch   RowChange   // state_meta orphaned_compression_finalize_v1
 	Stats   TxStats
 }
@@ -136,10 +137,12 @@ func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orpha
 // one BEGIN IMMEDIATE transaction that changes them, so what changes is exactly what matches
 // while the write lock is held; the locked ones are reported in Locked. The state_meta latch
 // orphaned_compression_finalize_v1 is set to '1' as the runtime does. When no session is to
-// be ended nothing is written (not even the latch) and Changes is empty. beforeCommit
+// be ended nothing is written (not even the latch) and Changes is empty. With maxRows > 0 at
+// most that many sessions (the oldest) are ended, bounding how long the write lock is held,
+// and More says whether others remain. beforeCommit
 // (optional) sees every change, latch included, inside the transaction before it commits;
 // its error rolls everything back.
-func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, beforeCommit CommitHook) (FinalizeResult, error) {
+func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, maxRows int, beforeCommit CommitHook) (FinalizeResult, error) {
 	const op = "finalize orphans"
 	if err := db.requireWrite(op); err != nil {
 		return FinalizeResult{}, err
@@ -153,7 +156,7 @@ func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, beforeCo
 	var res FinalizeResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = db.finalizeTx(ctx, tx, now, minAge); err != nil {
+		if res, err = db.finalizeTx(ctx, tx, now, minAge, maxRows); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
@@ -165,7 +168,7 @@ func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, beforeCo
 	return res, nil
 }
 
-func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64) (FinalizeResult, error) {
+func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64, maxRows int) (FinalizeResult, error) {
 	var res FinalizeResult
 	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
@@ -176,6 +179,9 @@ func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64) (
 		return res, fmt.Errorf("read orphans: %w", err)
 	}
 	res.Locked = locked
+	if maxRows > 0 && len(before) > maxRows {
+		before, res.More = before[:maxRows], true
+	}
 	if len(before) == 0 {
 		return res, errNothingToChange
 	}

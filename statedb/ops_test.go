@@ -15,7 +15,7 @@ func opGenerations() []generation {
 
 func finalize(t testing.TB, db *DB, now float64) FinalizeResult {
 	t.Helper()
-	res, err := db.FinalizeOrphans(context.Background(), now, DefaultOrphanMinAge, nil)
+	res, err := db.FinalizeOrphans(context.Background(), now, DefaultOrphanMinAge, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func finalize(t testing.TB, db *DB, now float64) FinalizeResult {
 
 func prune(t testing.TB, db *DB, now float64) PruneResult {
 	t.Helper()
-	res, err := db.PruneGhosts(context.Background(), now, DefaultGhostMinAge, nil)
+	res, err := db.PruneGhosts(context.Background(), now, DefaultGhostMinAge, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,14 +341,14 @@ func TestNothingToChangeWritesNothing(t *testing.T) {
 		t.Error("commit hook called with nothing to change")
 		return nil
 	}
-	fin, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, hook)
+	fin, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 0, hook)
 	if err != nil || len(fin.Changes) != 0 || fin.Latch.After != nil {
 		t.Errorf("second finalize: %d changes, latch %+v, err %v", len(fin.Changes), fin.Latch, err)
 	}
 	if len(fin.Locked) != 1 {
 		t.Errorf("second finalize reports %d locked candidates, want 1", len(fin.Locked))
 	}
-	pr, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, hook)
+	pr, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, 0, hook)
 	if err != nil || len(pr.Deleted) != 0 || len(pr.Changes) != 0 || pr.Latch.After != nil {
 		t.Errorf("second prune: %v deleted, latch %+v, err %v", pr.Deleted, pr.Latch, err)
 	}
@@ -380,5 +380,40 @@ func TestPruneKeepsParentOfGhostChild(t *testing.T) {
 	res = prune(t, db, fixtureNow)
 	if len(res.Kept) != 0 || !reflect.DeepEqual(res.Deleted, []string{parent}) {
 		t.Errorf("second run: kept %v deleted %v", res.Kept, res.Deleted)
+	}
+}
+
+// TestRepairsInBoundedBatches: with maxRows the repairs work through the candidates oldest
+// first, one bounded transaction per call, and end where a single call would.
+func TestRepairsInBoundedBatches(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	db := openWrite(t, path)
+	ctx := context.Background()
+	var finalized, pruned []string
+	for more := true; more; {
+		res, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 2, nil)
+		if err != nil || len(changedIDs(res.Changes, "sessions")) > 2 {
+			t.Fatalf("batch: %d changes, %v", len(res.Changes), err)
+		}
+		finalized, more = append(finalized, changedIDs(res.Changes, "sessions")...), res.More
+	}
+	for more := true; more; {
+		res, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, 1, nil)
+		if err != nil || len(res.Deleted) > 1 {
+			t.Fatalf("batch: %v, %v", res.Deleted, err)
+		}
+		pruned, more = append(pruned, res.Deleted...), res.More
+	}
+	if want := []string{"20260621_182357_4cea33", "20260622_125201_1af486", "20260630_030359_a9da10"}; !reflect.DeepEqual(finalized, want) {
+		t.Errorf("finalized %v, want %v", finalized, want)
+	}
+	if want := []string{"20260628_040921_e394e0", "20260702_210131_8d7ee4"}; !reflect.DeepEqual(pruned, want) {
+		t.Errorf("pruned %v, want %v", pruned, want)
+	}
+	once := copyDB(t, "r0715-c2a3b9ce5")
+	finalize(t, openWrite(t, once), fixtureNow)
+	prune(t, openWrite(t, once), fixtureNow)
+	if got, want := dumpSessions(t, rawDB(t, path), true), dumpSessions(t, rawDB(t, once), true); !reflect.DeepEqual(got, want) {
+		t.Error("batched repairs end elsewhere than one unbounded call")
 	}
 }

@@ -32,6 +32,7 @@ type PruneResult struct {
 	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
 	Kept     []string            // matching ghosts kept because rows still name them as parent
 	Children map[string][]string // the children of each kept ghost
+	More     bool                // more ghosts matched than maxRows: the rest are left for another call
 	Latch    RowChange           // state_meta ghost_session_prune_v1
 	Stats    TxStats
 }
@@ -105,10 +106,12 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 // which is also what the plan (GhostCandidates) shows. Before images are captured for every deleted sessions row
 // and for every row of another table that an ON DELETE action removes or changes. The latch
 // ghost_session_prune_v1 is set to '1'; when no ghost is to be deleted nothing is written
-// (not even the latch) and Deleted is empty. Transcript files are not touched (see
+// (not even the latch) and Deleted is empty. With maxRows > 0 at most that many ghosts (the
+// oldest) are deleted, bounding how long the write lock is held, and More says whether
+// others remain. Transcript files are not touched (see
 // TranscriptFiles). beforeCommit (optional) sees every change, latch included, inside the
 // transaction before it commits; its error rolls everything back.
-func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, beforeCommit CommitHook) (PruneResult, error) {
+func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, maxRows int, beforeCommit CommitHook) (PruneResult, error) {
 	const op = "prune ghosts"
 	if err := db.requireWrite(op); err != nil {
 		return PruneResult{}, err
@@ -122,7 +125,7 @@ func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, beforeCommit
 	var res PruneResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = pruneTx(ctx, tx, now-minAge); err != nil {
+		if res, err = pruneTx(ctx, tx, now-minAge, maxRows); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
@@ -134,7 +137,7 @@ func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, beforeCommit
 	return res, nil
 }
 
-func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64) (PruneResult, error) {
+func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, maxRows int) (PruneResult, error) {
 	var res PruneResult
 	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
@@ -159,6 +162,9 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64) (PruneResult, erro
 		} else {
 			res.Deleted = append(res.Deleted, id)
 		}
+	}
+	if maxRows > 0 && len(res.Deleted) > maxRows {
+		res.Deleted, res.More = res.Deleted[:maxRows], true
 	}
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
