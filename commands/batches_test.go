@@ -62,3 +62,32 @@ func TestDBBatchesFailed(t *testing.T) {
 		t.Errorf("err = %v (exit %d)", err, exitCodeOf(err))
 	}
 }
+
+// TestMaintainListsEveryBatchJournal: maintain reports the journal of every batch: with
+// one-row batches, finalize's 3 orphans and prune's 2 ghosts add 3 journals to a normal run.
+func TestMaintainListsEveryBatchJournal(t *testing.T) {
+	defer func(n int) { dbBatchRows = n }(dbBatchRows)
+	normal := maintainJournals(t)
+	dbBatchRows = 1
+	if batched := maintainJournals(t); len(batched) != len(normal)+3 {
+		t.Errorf("%d journals with one-row batches, %d without: want 3 more", len(batched), len(normal))
+	}
+}
+
+func maintainJournals(t *testing.T) []string {
+	t.Helper()
+	home := copyFixtureHome(t, "r0715-c2a3b9ce5")
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "maintain", "--apply", "--fail-on", "never")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var env struct {
+		Data struct {
+			Journals []string `json:"journals"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Data.Journals
+}

@@ -365,7 +365,7 @@ func (b dbBatches) record(res *result) {
 	if len(b) == 0 {
 		return
 	}
-	res.applied, res.journal = true, b[len(b)-1].Journal
+	res.applied, res.journal, res.journals = true, b[len(b)-1].Journal, b.journals()
 	res.data = map[string]dbBatches{"batches": b}
 	if len(b) > 1 {
 		res.findings = append(res.findings, Finding{"repair.batches", sevInfo, "",

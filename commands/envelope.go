@@ -67,9 +67,21 @@ type result struct {
 	applied  bool
 	findings []Finding
 	changes  []Change
-	journal  string
+	journal  string   // the journal written (the last one when there are several)
+	journals []string // every journal written, when there are several
 	exitCode int
 	data     any
+}
+
+// allJournals returns every journal the command wrote.
+func (r *result) allJournals() []string {
+	if len(r.journals) > 0 {
+		return r.journals
+	}
+	if r.journal != "" {
+		return []string{r.journal}
+	}
+	return nil
 }
 
 // add appends another batch's findings and changes to r.

@@ -134,9 +134,7 @@ func runMaintainSteps(ctx context.Context, o *options, apply bool, data *maintai
 		}
 		notes = append(notes, res.findings...)
 		changes = append(changes, res.changes...)
-		if res.journal != "" {
-			data.Journals = append(data.Journals, res.journal)
-		}
+		data.Journals = append(data.Journals, res.allJournals()...)
 	}
 	if apply {
 		data.Changed = len(changes)
