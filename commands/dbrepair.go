@@ -116,7 +116,7 @@ func applyFinalize(ctx context.Context, r *repairRun, minAge float64) (result, e
 	var batches dbBatches
 	for {
 		var fin statedb.FinalizeResult
-		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+		tx, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
 			fin, err = db.FinalizeOrphans(ctx, now, minAge, dbBatchRows, hook)
 			return len(fin.Changes) > 0, fin.Stats, err
@@ -124,8 +124,8 @@ func applyFinalize(ctx context.Context, r *repairRun, minAge float64) (result, e
 		if len(batches) > 0 {
 			fin.Locked = nil // reported with the first batch
 		}
-		res.add(finalizeReport(changedSessionIDs(fin.Changes), fin.Locked, now))
-		batches = batches.add(applied)
+		res.add(finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now))
+		batches = batches.add(tx)
 		if err != nil || !fin.More {
 			batches.record(&res)
 			return res, batches.failed(err)
@@ -148,22 +148,12 @@ func finalizeReport(ids []string, locked []statedb.Orphan, now float64) result {
 	return res
 }
 
-// changedSessionIDs returns the ids of the sessions rows among changes, in order.
-func changedSessionIDs(changes []statedb.RowChange) []string {
+// changedSessionIDs returns the ids of the sessions rows among changes (only the deleted
+// ones with deletedOnly), in order.
+func changedSessionIDs(changes []statedb.RowChange, deletedOnly bool) []string {
 	var ids []string
 	for _, c := range changes {
-		if c.Table == "sessions" {
-			ids = append(ids, c.Key["id"].Text)
-		}
-	}
-	return ids
-}
-
-// deletedSessionIDs returns the ids of the deleted sessions rows among changes, in order.
-func deletedSessionIDs(changes []statedb.RowChange) []string {
-	var ids []string
-	for _, c := range changes {
-		if c.Table == "sessions" && c.After == nil {
+		if c.Table == "sessions" && (!deletedOnly || c.After == nil) {
 			ids = append(ids, c.Key["id"].Text)
 		}
 	}
@@ -221,20 +211,20 @@ func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, erro
 	for {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
-		applied, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+		tx, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
 			pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, dbBatchRows, hook)
 			return len(pr.Deleted) > 0, pr.Stats, err
 		}, func(changes []statedb.RowChange) ([]string, error) {
 			var err error
-			transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), deletedSessionIDs(changes))
+			transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), changedSessionIDs(changes, true))
 			return flatten(transcripts), err
 		})
 		if len(batches) > 0 {
 			pr.Kept = nil // reported with the first batch
 		}
 		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
-		batches = batches.add(applied)
+		batches = batches.add(tx)
 		if err != nil || !pr.More {
 			batches.record(&res)
 			return res, batches.failed(err)
@@ -309,13 +299,6 @@ func flatten(transcripts map[string][]string) []string {
 // the 1 s busy timeout of its other writes. A tests hook: tests lower it.
 var dbBatchRows = 500
 
-// dbApplied says whether one state.db repair transaction wrote anything, where its journal
-// is, and how the transaction went.
-type dbApplied struct {
-	journal string // "" when nothing was written
-	tx      *txData
-}
-
 // txData is one element of data.batches of an applied state.db repair.
 type txData struct {
 	Journal    string  `json:"journal"`
@@ -336,11 +319,12 @@ func milliseconds(d time.Duration) float64 {
 // dbBatches are the transactions of one state.db repair that wrote something.
 type dbBatches []*txData
 
-func (b dbBatches) add(a dbApplied) dbBatches {
-	if a.tx == nil {
+// add appends a batch's transaction, nil when it wrote nothing.
+func (b dbBatches) add(tx *txData) dbBatches {
+	if tx == nil {
 		return b
 	}
-	return append(b, a.tx)
+	return append(b, tx)
 }
 
 // failed adds to a batch's error the journals of the batches committed before it.
@@ -380,10 +364,11 @@ func (b dbBatches) record(res *result) {
 // (a rename: the runtime deletes them, sessionctl keeps them for undo without copying).
 // run reports whether it changed anything; a repair that finds nothing to change writes
 // nothing, journal included (a journal left by an attempt that was retried is removed).
-func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (dbApplied, error) {
+// applyDB returns the transaction's journal and figures, nil when nothing was written.
+func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (*txData, error) {
 	db, err := statedb.OpenWrite(ctx, r.o.home.StateDB())
 	if err != nil {
-		return dbApplied{}, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
+		return nil, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
 	}
 	defer db.Close()
 	path := journalPath(r.o)
@@ -404,16 +389,16 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 		_ = os.Remove(path)
 	}
 	if errors.Is(err, statedb.ErrUnsupportedSchema) {
-		return dbApplied{}, withCode(ExitData, err)
+		return nil, withCode(ExitData, err)
 	}
 	if err != nil {
-		return dbApplied{}, withCode(ExitWrite, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.o.command, err))
+		return nil, withCode(ExitWrite, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.o.command, err))
 	}
 	if !changed {
-		return dbApplied{}, nil
+		return nil, nil
 	}
 	stashFiles(r.o, files)
-	return dbApplied{journal: path, tx: newTxData(path, stats)}, nil
+	return newTxData(path, stats), nil
 }
 
 // stashFiles moves each file into its stash, then syncs the directories once. A file that

@@ -28,8 +28,7 @@ func checkMirror(ctx context.Context, v *homeView) ([]Finding, error) {
 // scope, streaming the rows (only their keys are kept): routing.mirror-missing in row order,
 // then routing.mirror-only and routing.mirror-differs in mirror order.
 func compareMirror(ctx context.Context, v *homeView) ([]Finding, error) {
-	values := mirrorValues(v.doc)
-	inPrimary := make(map[string]bool, len(values))
+	inPrimary := make(map[string]bool, len(v.doc.Entries()))
 	differs := map[string]bool{}
 	var out []Finding
 	err := v.db.EachRoutingEntry(ctx, v.scope, func(key string, entryJSON []byte) error {
@@ -38,7 +37,7 @@ func compareMirror(ctx context.Context, v *homeView) ([]Finding, error) {
 		switch {
 		case m == nil:
 			out = append(out, Finding{"routing.mirror-missing", sevInfo, key, "in gateway_routing but not in the sessions.json mirror: tools reading sessions.json miss it; the gateway's next save rewrites the mirror (no action needed)"})
-		case !sameEntry(key, entryJSON, values[key], m, v.rules):
+		case !sameEntry(key, entryJSON, m, v.rules):
 			differs[key] = true
 		}
 		return nil
@@ -57,24 +56,13 @@ func compareMirror(ctx context.Context, v *homeView) ([]Finding, error) {
 	return out, nil
 }
 
-// mirrorValues maps each top-level key of the document to its value as written (the last
-// occurrence, like the decoded entry).
-func mirrorValues(doc *sessionsjson.Document) map[string][]byte {
-	members := doc.Members()
-	out := make(map[string][]byte, len(members))
-	for _, m := range members {
-		out[m.Key] = m.Raw
-	}
-	return out
-}
-
 // sameEntry reports sameJSON(row.Raw(), mirror.Raw()) for a gateway_routing row (its
-// entry_json) and its mirror entry m (written as mirrorRaw). The runtime writes both from one
+// entry_json) and its mirror entry m. The runtime writes both from one
 // dict, with other separators and indentation, so they usually differ in whitespace only:
 // then they have the same canonical form, and sameJSON holds exactly when encoding/json can
 // decode their numbers. Only other pairs are decoded and compared in full.
-func sameEntry(key string, rowRaw, mirrorRaw []byte, m *sessionsjson.Entry, rules sessionsjson.Rules) bool {
-	if equalOutsideSpace(rowRaw, mirrorRaw) {
+func sameEntry(key string, rowRaw []byte, m *sessionsjson.Entry, rules sessionsjson.Rules) bool {
+	if equalOutsideSpace(rowRaw, m.Text()) {
 		return numbersDecode(rowRaw)
 	}
 	p, err := sessionsjson.DecodeEntry(key, rowRaw, rules)

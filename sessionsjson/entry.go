@@ -223,6 +223,12 @@ func (e *Entry) Raw() json.RawMessage {
 	return compactPy(e.raw)
 }
 
+// Text returns the entry's value as written in the file, whitespace included; the caller
+// must not modify it.
+func (e *Entry) Text() []byte {
+	return e.raw
+}
+
 // EncodeEntryJSON encodes the entry like Python json.dumps(entry) with default separators:
 // the gateway_routing.entry_json form (the runtime uses asciiOnly = true).
 func EncodeEntryJSON(e *Entry, asciiOnly bool) []byte {
