@@ -106,7 +106,7 @@ func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result,
 }
 
 // applyFinalize ends the orphans in transactions of at most dbBatchRows rows, each with its
-// own journal.
+// own journal: the first chooses the candidates, the later ones check the rest again by id.
 func applyFinalize(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	if err := r.checkWritable(); err != nil {
 		return result{}, err
@@ -114,19 +114,18 @@ func applyFinalize(ctx context.Context, r *repairRun, minAge float64) (result, e
 	now := r.o.clock.Unix
 	var res result
 	var batches dbBatches
+	batch := statedb.Batch{MaxRows: dbBatchRows}
 	for {
 		var fin statedb.FinalizeResult
 		tx, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
-			fin, err = db.FinalizeOrphans(ctx, now, minAge, dbBatchRows, hook)
+			fin, err = db.FinalizeOrphans(ctx, now, minAge, batch, hook)
 			return len(fin.Changes) > 0, fin.Stats, err
 		}, nil)
-		if len(batches) > 0 {
-			fin.Locked = nil // reported with the first batch
-		}
 		res.add(finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now))
 		batches = batches.add(tx)
-		if err != nil || !fin.More {
+		batch.Among = fin.Remaining
+		if err != nil || len(batch.Among) == 0 {
 			batches.record(&res)
 			return res, batches.failed(err)
 		}
@@ -201,31 +200,30 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 }
 
 // applyPrune deletes the ghosts in transactions of at most dbBatchRows rows, each with its own
-// journal.
+// journal: the first chooses the candidates, the later ones check the rest again by id.
 func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	if err := r.checkWritable(); err != nil {
 		return result{}, err
 	}
 	var res result
 	var batches dbBatches
+	batch := statedb.Batch{MaxRows: dbBatchRows}
 	for {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
 		tx, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
-			pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, dbBatchRows, hook)
+			pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, batch, hook)
 			return len(pr.Deleted) > 0, pr.Stats, err
 		}, func(changes []statedb.RowChange) ([]string, error) {
 			var err error
 			transcripts, err = statedb.TranscriptFiles(r.o.home.SessionsDir(), changedSessionIDs(changes, true))
 			return flatten(transcripts), err
 		})
-		if len(batches) > 0 {
-			pr.Kept = nil // reported with the first batch
-		}
 		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
 		batches = batches.add(tx)
-		if err != nil || !pr.More {
+		batch.Among = pr.Remaining
+		if err != nil || len(batch.Among) == 0 {
 			batches.record(&res)
 			return res, batches.failed(err)
 		}

@@ -106,10 +106,17 @@ func TestCandidateQueryPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fq, fargs := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, fixtureNow, DefaultOrphanMinAge)
+	cols := db.sessionColumns("sessions")
+	fq, fargs := db.finalizeCandidatesQuery(cols, from, fixtureNow, DefaultOrphanMinAge, nil)
+	among := []string{"a", "b"}
+	aq, aargs := db.finalizeCandidatesQuery(cols, "sessions", fixtureNow, DefaultOrphanMinAge, among)
+	restrict, rargs := amongClause(among)
+	gq := "SELECT " + cols + " FROM sessions WHERE " + ghostPredicate + restrict
 	plans := map[string]string{
-		"finalize": queryPlan(t, db, fq, fargs...),
-		"ghosts":   queryPlan(t, db, db.ghostCandidatesQuery(), fixtureNow-DefaultGhostMinAge),
+		"finalize":       queryPlan(t, db, fq, fargs...),
+		"finalize among": queryPlan(t, db, aq, aargs...),
+		"ghosts":         queryPlan(t, db, db.ghostCandidatesQuery(), fixtureNow-DefaultGhostMinAge),
+		"ghosts among":   queryPlan(t, db, gq, append([]any{fixtureNow - DefaultGhostMinAge}, rargs...)...),
 	}
 	for name, plan := range plans {
 		t.Logf("%s candidates plan:\n%s", name, plan)
@@ -119,5 +126,10 @@ func TestCandidateQueryPlans(t *testing.T) {
 	}
 	if !strings.Contains(plans["finalize"], "USING INDEX idx_sessions_parent") {
 		t.Errorf("finalize plan does not read sessions through idx_sessions_parent:\n%s", plans["finalize"])
+	}
+	for _, name := range []string{"finalize among", "ghosts among"} { // later batches look sessions up by id
+		if !strings.Contains(plans[name], "(id=?)") && !strings.Contains(plans[name], "AND id=?)") {
+			t.Errorf("%s plan does not look sessions up by id:\n%s", name, plans[name])
+		}
 	}
 }

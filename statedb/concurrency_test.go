@@ -101,10 +101,10 @@ func repairUntil(db *DB, done <-chan error) (int, error) {
 			return runs, nil
 		default:
 		}
-		if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 0, nil); err != nil {
+		if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil); err != nil {
 			return runs, err
 		}
-		if _, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, 0, nil); err != nil {
+		if _, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{}, nil); err != nil {
 			return runs, err
 		}
 	}

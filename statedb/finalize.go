@@ -35,9 +35,11 @@ type Orphan struct {
 type FinalizeResult struct {
 	Changes []RowChange // one per finalized sessions row, full before/after images
 	Locked  []Orphan    // matching sessions left alone because they hold a live compression lock
-	More    bool        // more sessions matched than maxRows: the rest are left for another call
-	Latch   RowChange   // state_meta orphaned_compression_finalize_v1
-	Stats   TxStats
+	// Remaining are the ids of the matching sessions left for another batch (Batch.Among),
+	// oldest first; empty when this batch ended them all.
+	Remaining []string
+	Latch     RowChange // state_meta orphaned_compression_finalize_v1
+	Stats     TxStats
 }
 
 // FinalizeCandidates lists the sessions finalize_orphaned_compression_sessions would end at
@@ -51,7 +53,7 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
 	}
-	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, now, minAge)
+	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, now, minAge, nil)
 	out, err := scanOrphans(ctx, db, query, args)
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
@@ -83,8 +85,8 @@ func orphanSource(ctx context.Context, q querier) (string, error) {
 
 // finalizeCandidatesQuery returns the candidate query selecting columns from from (see
 // orphanSource), then the four columns of the live compression lock (NULL when none), and
-// its arguments.
-func (db *DB) finalizeCandidatesQuery(columns, from string, now, minAge float64) (string, []any) {
+// its arguments. With among (see amongClause) only those ids are considered.
+func (db *DB) finalizeCandidatesQuery(columns, from string, now, minAge float64, among []string) (string, []any) {
 	lockCols, join := "NULL, NULL, NULL, NULL", ""
 	args := []any{now - minAge}
 	if db.schema.HasCompressionLocks {
@@ -92,8 +94,9 @@ func (db *DB) finalizeCandidatesQuery(columns, from string, now, minAge float64)
 		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND l.expires_at >= ?"
 		args = []any{now, now - minAge}
 	}
+	restrict, amongArgs := amongClause(among)
 	return "SELECT " + columns + ", " + lockCols + " FROM " + from + join +
-		" WHERE " + orphanPredicate + " ORDER BY sessions.started_at, sessions.id", args
+		" WHERE " + orphanPredicate + restrict + " ORDER BY sessions.started_at, sessions.id", append(args, amongArgs...)
 }
 
 // lockScan receives the lock columns of the candidate query.
@@ -137,12 +140,11 @@ func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orpha
 // one BEGIN IMMEDIATE transaction that changes them, so what changes is exactly what matches
 // while the write lock is held; the locked ones are reported in Locked. The state_meta latch
 // orphaned_compression_finalize_v1 is set to '1' as the runtime does. When no session is to
-// be ended nothing is written (not even the latch) and Changes is empty. With maxRows > 0 at
-// most that many sessions (the oldest) are ended, bounding how long the write lock is held,
-// and More says whether others remain. beforeCommit
-// (optional) sees every change, latch included, inside the transaction before it commits;
-// its error rolls everything back.
-func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, maxRows int, beforeCommit CommitHook) (FinalizeResult, error) {
+// be ended nothing is written (not even the latch) and Changes is empty. batch bounds how many
+// sessions (the oldest) are ended, and so how long the write lock is held; Remaining lists
+// the others for the next batch. beforeCommit (optional) sees every change, latch included,
+// inside the transaction before it commits; its error rolls everything back.
+func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, batch Batch, beforeCommit CommitHook) (FinalizeResult, error) {
 	const op = "finalize orphans"
 	if err := db.requireWrite(op); err != nil {
 		return FinalizeResult{}, err
@@ -156,7 +158,7 @@ func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, maxRows 
 	var res FinalizeResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = db.finalizeTx(ctx, tx, now, minAge, maxRows); err != nil {
+		if res, err = db.finalizeTx(ctx, tx, now, minAge, batch); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
@@ -168,20 +170,21 @@ func (db *DB) FinalizeOrphans(ctx context.Context, now, minAge float64, maxRows 
 	return res, nil
 }
 
-func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64, maxRows int) (FinalizeResult, error) {
+func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64, batch Batch) (FinalizeResult, error) {
 	var res FinalizeResult
 	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
 		return res, err
 	}
-	before, locked, err := db.orphanImages(ctx, tx, ti, now, minAge)
+	among, notEvaluated := batch.take()
+	before, locked, err := db.orphanImages(ctx, tx, ti, now, minAge, among)
 	if err != nil {
 		return res, fmt.Errorf("read orphans: %w", err)
 	}
 	res.Locked = locked
-	if maxRows > 0 && len(before) > maxRows {
-		before, res.More = before[:maxRows], true
-	}
+	_, left := batch.cut(imageIDs(before))
+	before = before[:len(before)-len(left)]
+	res.Remaining = remainingAfter(left, notEvaluated)
 	if len(before) == 0 {
 		return res, errNothingToChange
 	}
@@ -193,13 +196,17 @@ func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64, m
 }
 
 // orphanImages runs the candidate query with full row images: the images of the sessions
-// to finalize, oldest first, and the candidates that hold a live compression lock.
-func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, minAge float64) ([]RowImage, []Orphan, error) {
-	from, err := orphanSource(ctx, q)
-	if err != nil {
-		return nil, nil, err
+// to finalize, oldest first, and the candidates that hold a live compression lock. With
+// among (not nil) only those ids are considered, looked up by id.
+func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, minAge float64, among []string) ([]RowImage, []Orphan, error) {
+	from := "sessions"
+	if among == nil {
+		var err error
+		if from, err = orphanSource(ctx, q); err != nil {
+			return nil, nil, err
+		}
 	}
-	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, now, minAge)
+	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, now, minAge, among)
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, nil, err
@@ -224,10 +231,7 @@ func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, mi
 
 // finalizeRows ends the sessions whose images are given and returns their changes.
 func finalizeRows(ctx context.Context, tx *sql.Tx, ti tableInfo, before []RowImage, now float64) ([]RowChange, error) {
-	ids := make([]string, len(before))
-	for i, img := range before {
-		ids[i] = img.Key["id"].Text
-	}
+	ids := imageIDs(before)
 	for _, chunk := range chunks(ids) {
 		res, err := tx.ExecContext(ctx, "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id IN ("+
 			placeholders(len(chunk))+")", append([]any{now, EndReasonOrphanedCompression}, stringArgs(chunk)...)...)

@@ -112,7 +112,7 @@ func TestOpenMissingNeverCreates(t *testing.T) {
 
 func TestReadOnlyRefusesWrites(t *testing.T) {
 	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
-	if _, err := db.FinalizeOrphans(context.Background(), fixtureNow, DefaultOrphanMinAge, 0, nil); !errors.Is(err, ErrReadOnly) {
+	if _, err := db.FinalizeOrphans(context.Background(), fixtureNow, DefaultOrphanMinAge, Batch{}, nil); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("FinalizeOrphans on read-only handle: %v", err)
 	}
 	if _, err := db.sql.Exec("UPDATE sessions SET title = 'x'"); err == nil {
@@ -128,10 +128,10 @@ func TestWritesRefusedOnNewerSchema(t *testing.T) {
 		t.Fatalf("schema %d: newer=%v known=%v", s.Version, s.Newer, s.Known)
 	}
 	ctx := context.Background()
-	if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 0, nil); !errors.Is(err, ErrUnsupportedSchema) {
+	if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("FinalizeOrphans: %v", err)
 	}
-	if _, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, 0, nil); !errors.Is(err, ErrUnsupportedSchema) {
+	if _, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{}, nil); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("PruneGhosts: %v", err)
 	}
 	if err := db.UpdateRoutingEntries(ctx, "s", map[string]string{"k": "{}"}, fixtureNow); !errors.Is(err, ErrUnsupportedSchema) {
@@ -148,7 +148,7 @@ func TestFinalizeNeedsAPICallCount(t *testing.T) {
 	if _, err := db.FinalizeCandidates(ctx, fixtureNow, DefaultOrphanMinAge); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("FinalizeCandidates on v6: %v", err)
 	}
-	if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 0, nil); !errors.Is(err, ErrUnsupportedSchema) {
+	if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("FinalizeOrphans on v6: %v", err)
 	}
 }

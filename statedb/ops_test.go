@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ func opGenerations() []generation {
 
 func finalize(t testing.TB, db *DB, now float64) FinalizeResult {
 	t.Helper()
-	res, err := db.FinalizeOrphans(context.Background(), now, DefaultOrphanMinAge, 0, nil)
+	res, err := db.FinalizeOrphans(context.Background(), now, DefaultOrphanMinAge, Batch{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func finalize(t testing.TB, db *DB, now float64) FinalizeResult {
 
 func prune(t testing.TB, db *DB, now float64) PruneResult {
 	t.Helper()
-	res, err := db.PruneGhosts(context.Background(), now, DefaultGhostMinAge, 0, nil)
+	res, err := db.PruneGhosts(context.Background(), now, DefaultGhostMinAge, Batch{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,14 +342,14 @@ func TestNothingToChangeWritesNothing(t *testing.T) {
 		t.Error("commit hook called with nothing to change")
 		return nil
 	}
-	fin, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 0, hook)
+	fin, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, hook)
 	if err != nil || len(fin.Changes) != 0 || fin.Latch.After != nil {
 		t.Errorf("second finalize: %d changes, latch %+v, err %v", len(fin.Changes), fin.Latch, err)
 	}
 	if len(fin.Locked) != 1 {
 		t.Errorf("second finalize reports %d locked candidates, want 1", len(fin.Locked))
 	}
-	pr, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, 0, hook)
+	pr, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{}, hook)
 	if err != nil || len(pr.Deleted) != 0 || len(pr.Changes) != 0 || pr.Latch.After != nil {
 		t.Errorf("second prune: %v deleted, latch %+v, err %v", pr.Deleted, pr.Latch, err)
 	}
@@ -390,19 +391,25 @@ func TestRepairsInBoundedBatches(t *testing.T) {
 	db := openWrite(t, path)
 	ctx := context.Background()
 	var finalized, pruned []string
-	for more := true; more; {
-		res, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, 2, nil)
+	for batch := (Batch{MaxRows: 2}); ; {
+		res, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, batch, nil)
 		if err != nil || len(changedIDs(res.Changes, "sessions")) > 2 {
 			t.Fatalf("batch: %d changes, %v", len(res.Changes), err)
 		}
-		finalized, more = append(finalized, changedIDs(res.Changes, "sessions")...), res.More
+		finalized = append(finalized, changedIDs(res.Changes, "sessions")...)
+		if batch.Among = res.Remaining; len(batch.Among) == 0 {
+			break
+		}
 	}
-	for more := true; more; {
-		res, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, 1, nil)
+	for batch := (Batch{MaxRows: 1}); ; {
+		res, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, batch, nil)
 		if err != nil || len(res.Deleted) > 1 {
 			t.Fatalf("batch: %v, %v", res.Deleted, err)
 		}
-		pruned, more = append(pruned, res.Deleted...), res.More
+		pruned = append(pruned, res.Deleted...)
+		if batch.Among = res.Remaining; len(batch.Among) == 0 {
+			break
+		}
 	}
 	if want := []string{"20260621_182357_4cea33", "20260622_125201_1af486", "20260630_030359_a9da10"}; !reflect.DeepEqual(finalized, want) {
 		t.Errorf("finalized %v, want %v", finalized, want)
@@ -415,5 +422,63 @@ func TestRepairsInBoundedBatches(t *testing.T) {
 	prune(t, openWrite(t, once), fixtureNow)
 	if got, want := dumpSessions(t, rawDB(t, path), true), dumpSessions(t, rawDB(t, once), true); !reflect.DeepEqual(got, want) {
 		t.Error("batched repairs end elsewhere than one unbounded call")
+	}
+}
+
+// TestLaterBatchesCheckThePredicateAgain: a later batch only looks at the ids the first one
+// left, and leaves any that stopped matching in between.
+func TestLaterBatchesCheckThePredicateAgain(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	db, raw := openWrite(t, path), rawDB(t, path)
+	ctx := context.Background()
+
+	fin, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{MaxRows: 1}, nil)
+	if err != nil || len(fin.Remaining) != 2 {
+		t.Fatalf("first finalize batch: remaining %v, %v", fin.Remaining, err)
+	}
+	left := fin.Remaining
+	mustExec(t, raw, "UPDATE sessions SET api_call_count = 1 WHERE id = ?", left[0])
+	fin, err = db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{MaxRows: 1, Among: left}, nil)
+	if got := changedIDs(fin.Changes, "sessions"); err != nil || len(got) != 0 || !reflect.DeepEqual(fin.Remaining, left[1:]) {
+		t.Errorf("second finalize batch: changed %v, remaining %v, %v", got, fin.Remaining, err)
+	}
+
+	pr, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{MaxRows: 1}, nil)
+	if err != nil || len(pr.Remaining) != 1 {
+		t.Fatalf("first prune batch: remaining %v, %v", pr.Remaining, err)
+	}
+	ghost := pr.Remaining[0]
+	pr, err = db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{MaxRows: 5, Among: []string{"not_a_ghost"}}, nil)
+	if err != nil || len(pr.Deleted) != 0 || len(pr.Remaining) != 0 {
+		t.Errorf("batch among other ids: deleted %v, remaining %v, %v", pr.Deleted, pr.Remaining, err)
+	}
+	mustExec(t, raw, "UPDATE sessions SET title = 'named meanwhile' WHERE id = ?", ghost)
+	pr, err = db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{MaxRows: 5, Among: []string{ghost}}, nil)
+	if err != nil || len(pr.Deleted) != 0 || len(pr.Remaining) != 0 {
+		t.Errorf("second prune batch: deleted %v, remaining %v, %v", pr.Deleted, pr.Remaining, err)
+	}
+}
+
+// TestBatchTake: Among is evaluated at most MaxRows (and one IN list) at a time, in order.
+func TestBatchTake(t *testing.T) {
+	many := make([]string, maxInList+5)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	tests := []struct {
+		name      string
+		batch     Batch
+		now, rest int
+	}{
+		{"first batch scans", Batch{MaxRows: 3}, 0, 0},
+		{"bounded", Batch{MaxRows: 3, Among: many[:5]}, 3, 2},
+		{"fits", Batch{MaxRows: 10, Among: many[:5]}, 5, 0},
+		{"unbounded is one IN list", Batch{Among: many}, maxInList, 5},
+	}
+	for _, tc := range tests {
+		now, rest := tc.batch.take()
+		if len(now) != tc.now || len(rest) != tc.rest || (len(now) > 0 && now[0] != "0") {
+			t.Errorf("%s: take gave %d then %d ids, want %d then %d", tc.name, len(now), len(rest), tc.now, tc.rest)
+		}
 	}
 }

@@ -32,9 +32,11 @@ type PruneResult struct {
 	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
 	Kept     []string            // matching ghosts kept because rows still name them as parent
 	Children map[string][]string // the children of each kept ghost
-	More     bool                // more ghosts matched than maxRows: the rest are left for another call
-	Latch    RowChange           // state_meta ghost_session_prune_v1
-	Stats    TxStats
+	// Remaining are the ids of the matching ghosts left for another batch (Batch.Among),
+	// oldest first; empty when this batch deleted them all.
+	Remaining []string
+	Latch     RowChange // state_meta ghost_session_prune_v1
+	Stats     TxStats
 }
 
 // GhostCandidates lists the sessions prune_empty_ghost_sessions would delete at now, with
@@ -106,12 +108,12 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 // which is also what the plan (GhostCandidates) shows. Before images are captured for every deleted sessions row
 // and for every row of another table that an ON DELETE action removes or changes. The latch
 // ghost_session_prune_v1 is set to '1'; when no ghost is to be deleted nothing is written
-// (not even the latch) and Deleted is empty. With maxRows > 0 at most that many ghosts (the
-// oldest) are deleted, bounding how long the write lock is held, and More says whether
-// others remain. Transcript files are not touched (see
-// TranscriptFiles). beforeCommit (optional) sees every change, latch included, inside the
-// transaction before it commits; its error rolls everything back.
-func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, maxRows int, beforeCommit CommitHook) (PruneResult, error) {
+// (not even the latch) and Deleted is empty. batch bounds how many ghosts (the oldest) are
+// deleted, and so how long the write lock is held; Remaining lists the others for the next
+// batch. Transcript files are not touched (see TranscriptFiles). beforeCommit (optional)
+// sees every change, latch included, inside the transaction before it commits; its error
+// rolls everything back.
+func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, batch Batch, beforeCommit CommitHook) (PruneResult, error) {
 	const op = "prune ghosts"
 	if err := db.requireWrite(op); err != nil {
 		return PruneResult{}, err
@@ -125,7 +127,7 @@ func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, maxRows int,
 	var res PruneResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = pruneTx(ctx, tx, now-minAge, maxRows); err != nil {
+		if res, err = pruneTx(ctx, tx, now-minAge, batch); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
@@ -137,20 +139,20 @@ func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, maxRows int,
 	return res, nil
 }
 
-func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, maxRows int) (PruneResult, error) {
+func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (PruneResult, error) {
 	var res PruneResult
 	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
 		return res, err
 	}
-	ghosts, err := readImagesWhere(ctx, tx, ti, ghostPredicate+" ORDER BY sessions.started_at, sessions.id", cutoff)
+	among, notEvaluated := batch.take()
+	restrict, amongArgs := amongClause(among)
+	ghosts, err := readImagesWhere(ctx, tx, ti, ghostPredicate+restrict+" ORDER BY sessions.started_at, sessions.id",
+		append([]any{cutoff}, amongArgs...)...)
 	if err != nil {
 		return res, fmt.Errorf("read ghosts: %w", err)
 	}
-	ids := make([]string, len(ghosts))
-	for i, g := range ghosts {
-		ids[i] = g.Key["id"].Text
-	}
+	ids := imageIDs(ghosts)
 	children, err := childIDs(ctx, tx, ids)
 	if err != nil {
 		return res, fmt.Errorf("read children: %w", err)
@@ -163,9 +165,9 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, maxRows int) (Prun
 			res.Deleted = append(res.Deleted, id)
 		}
 	}
-	if maxRows > 0 && len(res.Deleted) > maxRows {
-		res.Deleted, res.More = res.Deleted[:maxRows], true
-	}
+	var left []string
+	res.Deleted, left = batch.cut(res.Deleted)
+	res.Remaining = remainingAfter(left, notEvaluated)
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
 	}
@@ -214,10 +216,7 @@ func deleteSessions(ctx context.Context, tx *sql.Tx, ti tableInfo, before []RowI
 // deleteChunk deletes the sessions of one chunk (at most maxInList) and returns the changes
 // of the dependent rows.
 func deleteChunk(ctx context.Context, tx *sql.Tx, deps []dependent, chunk []RowImage) ([]RowChange, error) {
-	ids := make([]string, len(chunk))
-	for i, img := range chunk {
-		ids[i] = img.Key["id"].Text
-	}
+	ids := imageIDs(chunk)
 	in := "(" + placeholders(len(ids)) + ")"
 	depBefore, err := dependentImages(ctx, tx, deps, in, ids)
 	if err != nil {
