@@ -82,16 +82,24 @@ func runFinalizeOrphans(c *cli.Context) error {
 }
 
 // executeFinalize plans, and with --apply performs, finalize-orphans. Under --apply the
-// candidates are chosen inside the write transaction (no separate planning pass), so what is
-// reported is exactly what changed.
+// candidates are read before the write lock is taken and each batch ends only those that
+// still match while it holds the lock, so what is reported is exactly what changed.
 func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result, error) {
-	now := r.o.clock.Unix
 	if r.apply {
 		return applyFinalize(ctx, r, minAge)
 	}
-	cands, err := r.v.db.FinalizeCandidates(ctx, now, minAge)
+	ids, locked, err := finalizeCandidates(ctx, r.v.db, r.o.clock.Unix, minAge)
 	if err != nil {
-		return result{}, withCode(ExitData, fmt.Errorf("finalize-orphans: %w", err))
+		return result{}, err
+	}
+	return finalizeReport(ids, locked, r.o.clock.Unix), nil
+}
+
+// finalizeCandidates reads the orphans to end and the live-locked ones to leave.
+func finalizeCandidates(ctx context.Context, db *statedb.DB, now, minAge float64) ([]string, []statedb.Orphan, error) {
+	cands, err := db.FinalizeCandidates(ctx, now, minAge)
+	if err != nil {
+		return nil, nil, withCode(ExitData, fmt.Errorf("finalize-orphans: %w", err))
 	}
 	var ids []string
 	var locked []statedb.Orphan
@@ -102,34 +110,43 @@ func executeFinalize(ctx context.Context, r *repairRun, minAge float64) (result,
 			ids = append(ids, o.Session.ID)
 		}
 	}
-	return finalizeReport(ids, locked, now), nil
+	return ids, locked, nil
 }
 
 // applyFinalize ends the orphans in transactions of at most dbBatchRows rows, each with its
-// own journal: the first chooses the candidates, the later ones check the rest again by id.
+// own journal. The candidates are read first, without the write lock; each batch checks
+// its share of them again under the lock (statedb.Batch), so the lock is not held for a
+// scan of the table.
 func applyFinalize(ctx context.Context, r *repairRun, minAge float64) (result, error) {
-	if err := r.checkWritable(); err != nil {
+	db, err := r.openWriteDB(ctx)
+	if err != nil {
 		return result{}, err
 	}
+	defer db.Close()
 	now := r.o.clock.Unix
-	var res result
+	ids, locked, err := finalizeCandidates(ctx, db, now, minAge)
+	if err != nil {
+		return result{}, err
+	}
+	res := finalizeReport(nil, locked, now)
 	var batches dbBatches
-	batch := statedb.Batch{MaxRows: dbBatchRows}
-	for {
+	for batch := (statedb.Batch{MaxRows: dbBatchRows, Among: ids}); len(batch.Among) > 0; {
 		var fin statedb.FinalizeResult
-		tx, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
 			fin, err = db.FinalizeOrphans(ctx, now, minAge, batch, hook)
 			return len(fin.Changes) > 0, fin.Stats, err
 		}, nil)
 		res.add(finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now))
 		batches = batches.add(tx)
-		batch.Among = fin.Remaining
-		if err != nil || len(batch.Among) == 0 {
+		if err != nil {
 			batches.record(&res)
 			return res, batches.failed(err)
 		}
+		batch.Among = fin.Remaining
 	}
+	batches.record(&res)
+	return res, nil
 }
 
 // finalizeReport lists the sessions ended (or to end) and the live-locked ones skipped.
@@ -173,8 +190,9 @@ func runPruneGhosts(c *cli.Context) error {
 }
 
 // executePrune plans, and with --apply performs, prune-ghosts. Under --apply the ghosts are
-// chosen inside the write transaction, their transcript files are recorded in the journal
-// there (before the commit) and moved into the journal's stash after it.
+// read before the write lock is taken and each batch deletes only those that still match
+// while it holds the lock; their transcript files are recorded in the journal there
+// (before the commit) and moved into the journal's stash after it.
 func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
 	if r.apply {
 		return applyPrune(ctx, r, minAge)
@@ -184,11 +202,8 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 		return result{}, withCode(ExitData, fmt.Errorf("prune-ghosts: %w", err))
 	}
 	var deletable []statedb.Session
-	children := map[string][]string{}
 	for _, g := range ghosts {
-		if len(g.ChildIDs) > 0 {
-			children[g.Session.ID] = g.ChildIDs
-		} else {
+		if len(g.ChildIDs) == 0 {
 			deletable = append(deletable, g.Session)
 		}
 	}
@@ -196,22 +211,51 @@ func executePrune(ctx context.Context, r *repairRun, minAge float64) (result, er
 	if err != nil {
 		return result{}, withCode(ExitData, err)
 	}
-	return pruneReport(keptIDs(ghosts), children, deletable, transcripts), nil
+	return pruneReport(keptIDs(ghosts), childrenOf(ghosts), deletable, transcripts), nil
+}
+
+// childrenOf maps each ghost with children to their ids.
+func childrenOf(ghosts []statedb.Ghost) map[string][]string {
+	children := map[string][]string{}
+	for _, g := range ghosts {
+		if len(g.ChildIDs) > 0 {
+			children[g.Session.ID] = g.ChildIDs
+		}
+	}
+	return children
+}
+
+// deletableIDs returns the ids of the ghosts without children, in order.
+func deletableIDs(ghosts []statedb.Ghost) []string {
+	var ids []string
+	for _, g := range ghosts {
+		if len(g.ChildIDs) == 0 {
+			ids = append(ids, g.Session.ID)
+		}
+	}
+	return ids
 }
 
 // applyPrune deletes the ghosts in transactions of at most dbBatchRows rows, each with its own
-// journal: the first chooses the candidates, the later ones check the rest again by id.
+// journal. The candidates are read first, without the write lock; each batch checks its
+// share of them again under the lock (statedb.Batch), so the lock is not held for a scan of
+// the table.
 func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, error) {
-	if err := r.checkWritable(); err != nil {
+	db, err := r.openWriteDB(ctx)
+	if err != nil {
 		return result{}, err
 	}
-	var res result
+	defer db.Close()
+	ghosts, err := db.GhostCandidates(ctx, r.o.clock.Unix, minAge)
+	if err != nil {
+		return result{}, withCode(ExitData, fmt.Errorf("prune-ghosts: %w", err))
+	}
+	res := pruneReport(keptIDs(ghosts), childrenOf(ghosts), nil, nil)
 	var batches dbBatches
-	batch := statedb.Batch{MaxRows: dbBatchRows}
-	for {
+	for batch := (statedb.Batch{MaxRows: dbBatchRows, Among: deletableIDs(ghosts)}); len(batch.Among) > 0; {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
-		tx, err := r.applyDB(ctx, func(db *statedb.DB, hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
 			pr, err = db.PruneGhosts(ctx, r.o.clock.Unix, minAge, batch, hook)
 			return len(pr.Deleted) > 0, pr.Stats, err
@@ -222,12 +266,14 @@ func applyPrune(ctx context.Context, r *repairRun, minAge float64) (result, erro
 		})
 		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
 		batches = batches.add(tx)
-		batch.Among = pr.Remaining
-		if err != nil || len(batch.Among) == 0 {
+		if err != nil {
 			batches.record(&res)
 			return res, batches.failed(err)
 		}
+		batch.Among = pr.Remaining
 	}
+	batches.record(&res)
+	return res, nil
 }
 
 // deletedSessions returns the sessions whose rows changes delete.
@@ -356,22 +402,30 @@ func (b dbBatches) record(res *result) {
 	}
 }
 
-// applyDB runs a state.db repair. Inside its transaction, before the commit, the journal is
-// written with every row image and the files filesFor names; if the transaction fails the
-// journal is removed again. After the commit those files are moved into the journal's stash
-// (a rename: the runtime deletes them, sessionctl keeps them for undo without copying).
-// run reports whether it changed anything; a repair that finds nothing to change writes
-// nothing, journal included (a journal left by an attempt that was retried is removed).
-// applyDB returns the transaction's journal and figures, nil when nothing was written.
-func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (*txData, error) {
+// openWriteDB opens state.db for the writes of one repair run.
+func (r *repairRun) openWriteDB(ctx context.Context) (*statedb.DB, error) {
+	if err := r.checkWritable(); err != nil {
+		return nil, err
+	}
 	db, err := statedb.OpenWrite(ctx, r.o.home.StateDB())
 	if err != nil {
 		return nil, withCode(ExitData, fmt.Errorf("open state.db for writing: %w", err))
 	}
-	defer db.Close()
+	return db, nil
+}
+
+// applyDB runs one transaction of a state.db repair on db. Inside the transaction, before
+// the commit, the journal is written with every row image and the files filesFor names; if
+// the transaction fails the journal is removed again. After the commit those files are moved
+// into the journal's stash (a rename: the runtime deletes them, sessionctl keeps them for
+// undo without copying). run reports whether it changed anything; a transaction that finds
+// nothing to change writes nothing, journal included (a journal left by an attempt that was
+// retried is removed). applyDB returns the transaction's journal and figures, nil when
+// nothing was written.
+func (r *repairRun) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (*txData, error) {
 	path := journalPath(r.o)
 	var files []fileImage
-	changed, stats, err := run(db, func(changes []statedb.RowChange) error {
+	changed, stats, err := run(func(changes []statedb.RowChange) error {
 		j := &journal{Storage: r.v.storage, Generation: string(r.v.gen), Rows: changes}
 		if filesFor != nil {
 			paths, err := filesFor(changes)
@@ -399,14 +453,26 @@ func (r *repairRun) applyDB(ctx context.Context, run func(*statedb.DB, statedb.C
 	return newTxData(path, stats), nil
 }
 
-// stashFiles moves each file into its stash, then syncs the directories once. A file that
+// stashFiles moves each file into its stash, then syncs the directories once. The stash
+// directory is created here, so it holds nothing else, and the names come from one directory:
+// each move is one rename. moveFile (which checks for an existing target, and copies across
+// filesystems) takes over when the directory existed already or a rename fails. A file that
 // cannot be moved stays where it was, with a warning (undo then leaves it alone).
 func stashFiles(o *options, files []fileImage) {
 	if len(files) == 0 {
 		return
 	}
+	stash := filepath.Dir(files[0].BeforeStash)
+	fresh := os.MkdirAll(filepath.Dir(stash), 0o700) == nil && os.Mkdir(stash, 0o700) == nil
 	for _, f := range files {
-		if err := moveFile(f.Path, f.BeforeStash); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := fs.ErrExist
+		if fresh {
+			err = os.Rename(f.Path, f.BeforeStash)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err = moveFile(f.Path, f.BeforeStash)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			o.warn("%v: the file stays where it was", err)
 		}
 	}
