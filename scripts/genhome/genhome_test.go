@@ -24,7 +24,7 @@ func tinyHome(t *testing.T, g generation, seed uint64) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "home")
 	now, _ := parseEpochMicros("1784194200.25")
-	cfg := config{Gen: g, Seed: seed, Entries: 30, Sessions: 300, Msgs: 2000, Now: now, Out: out}
+	cfg := config{Gen: g, Seed: seed, Entries: 30, Sessions: 300, Msgs: 2000, Now: now, Out: out, TextScale: 1}
 	if err := generate(context.Background(), cfg, func(string, ...any) {}, io.Discard); err != nil {
 		t.Fatalf("generate %s: %v", g.Short, err)
 	}

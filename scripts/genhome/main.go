@@ -56,6 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.cfg.Entries, "entries", 20000, "routing entries in sessions.json (and gateway_routing)")
 	fs.IntVar(&o.cfg.Sessions, "sessions", 100000, "rows in the sessions table")
 	fs.IntVar(&o.cfg.Msgs, "messages", 2000000, "rows in the messages table")
+	fs.Float64Var(&o.cfg.TextScale, "text-scale", 1, "multiply every message length by this factor (0.2: 2 M messages in about 1 GB)")
 	now := fs.String("now", "1784194200.25", "reference time, Unix seconds with fraction")
 	fs.StringVar(&o.cfg.Out, "out", "", "output home directory (must not exist or be empty)")
 	fs.StringVar(&o.extract, "extract-schema", "", "print the schema file of this state.db and exit")
@@ -83,6 +84,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.cfg.Entries < 0 || o.cfg.Sessions < 0 || o.cfg.Msgs < 0 {
 		return o, errors.New("-entries, -sessions and -messages must not be negative")
+	}
+	if !(o.cfg.TextScale > 0 && o.cfg.TextScale <= 100) {
+		return o, errors.New("-text-scale must be above 0 and at most 100")
 	}
 	return o, nil
 }

@@ -38,7 +38,7 @@ func (w *dbWriter) writeMessages(p *plan, progress func(done, total int)) error 
 	}
 	defer ins.stmt.Close()
 	refs := p.timeline()
-	text := newTextGen(p.cfg.Seed)
+	text := newTextGen(p.cfg.Seed, p.cfg.TextScale)
 	pending := make(map[int32][][3]string) // open tool calls per session
 	var row msgRow
 	for n, ref := range refs {

@@ -12,6 +12,9 @@ type config struct {
 	Entries, Sessions, Msgs int
 	Now                     int64
 	Out                     string
+	// TextScale multiplies every message length (1 draws the default
+	// sizes; 0.2 fits 2 M messages into about 1 GB).
+	TextScale float64
 }
 
 // plan is the whole generated home, built in memory before anything is

@@ -30,13 +30,15 @@ var toolNames = []string{"terminal", "read_file", "write_file", "web_search", "w
 
 // textGen draws message contents from its own PCG stream.
 type textGen struct {
-	r *rand.Rand
-	b strings.Builder
+	r     *rand.Rand
+	b     strings.Builder
+	scale float64
 }
 
 // newTextGen seeds the content stream (independent of the plan stream).
-func newTextGen(seed uint64) *textGen {
-	return &textGen{r: rand.New(rand.NewPCG(seed, 0x54_45_58_54))} // "TEXT"
+// Every drawn length is multiplied by scale.
+func newTextGen(seed uint64, scale float64) *textGen {
+	return &textGen{r: rand.New(rand.NewPCG(seed, 0x54_45_58_54)), scale: scale} // "TEXT"
 }
 
 // sentences returns prose of at least n bytes.
@@ -67,9 +69,10 @@ func (t *textGen) sentences(n int) string {
 // pick returns one of the choices.
 func (t *textGen) pick(choices ...string) string { return choices[t.r.IntN(len(choices))] }
 
-// length draws a size: base plus an exponential tail with the given mean.
+// length draws a size: base plus an exponential tail with the given mean,
+// times the generator's scale.
 func (t *textGen) length(base, mean float64) int {
-	return int(base + t.r.ExpFloat64()*mean)
+	return int((base + t.r.ExpFloat64()*mean) * t.scale)
 }
 
 // user returns the text of a user message.
