@@ -1,31 +1,34 @@
 package statedb
 
-// Batch bounds one repair transaction (FinalizeOrphans, PruneGhosts).
+import "encoding/json"
+
+// Batch bounds one repair transaction (FinalizeOrphans, PruneGhosts) and says where its
+// candidates come from.
 //
-// The first batch of a run scans the table for candidates; the ones it leaves (Remaining in
-// its result) are passed as Among to the next batch, which evaluates the whole predicate
-// again for those ids only instead of scanning the table again. A run therefore works
-// through the candidate set chosen once, as the runtime's single statement does, and each
-// later batch costs index lookups instead of a scan.
+// With Among nil the transaction scans the table for candidates. Otherwise it evaluates the
+// runtime's whole predicate again for (at most MaxRows of) the ids in Among only, looking each
+// up by primary key: a caller reads the candidates first (FinalizeCandidates,
+// GhostCandidates), without the write lock, then passes their ids as Among, and the
+// Remaining of each result as the Among of the next batch until it is empty. The lock is
+// then never held for a scan of the table.
 type Batch struct {
 	// MaxRows is the most rows the transaction changes; 0 means no bound.
 	MaxRows int
 	// Among, when not nil, limits the candidates to these session ids (oldest first, as
-	// Remaining gives them); an id that no longer matches is dropped.
+	// Remaining gives them); an id that no longer matches is dropped. A nil Among scans the
+	// table, so a caller stops when Remaining is empty rather than passing it on.
 	Among []string
 }
 
-// take returns the ids of Among this batch evaluates (at most MaxRows, and no more than one
-// IN list holds) and the rest.
+// oldestFirst orders candidate sessions as the repairs take them.
+const oldestFirst = " ORDER BY sessions.started_at, sessions.id"
+
+// take returns the ids of Among this batch evaluates (at most MaxRows) and the rest.
 func (b Batch) take() (now, later []string) {
-	n := maxInList
-	if b.MaxRows > 0 {
-		n = min(n, b.MaxRows)
-	}
-	if len(b.Among) <= n {
+	if b.MaxRows <= 0 || len(b.Among) <= b.MaxRows {
 		return b.Among, nil
 	}
-	return b.Among[:n], b.Among[n:]
+	return b.Among[:b.MaxRows], b.Among[b.MaxRows:]
 }
 
 // cut splits the matching ids, oldest first, into the ones this batch changes (at most
@@ -37,13 +40,13 @@ func (b Batch) cut(ids []string) (now, later []string) {
 	return ids[:b.MaxRows], ids[b.MaxRows:]
 }
 
-// amongClause returns the condition restricting sessions to ids ("" when ids is nil: the
-// whole table) and its arguments.
-func amongClause(ids []string) (string, []any) {
-	if ids == nil {
-		return "", nil
-	}
-	return " AND sessions.id IN (" + placeholders(len(ids)) + ")", stringArgs(ids)
+// amongSource returns the FROM term that reads only the sessions whose ids are in among, and
+// its one argument (a JSON array of the ids). The ids drive the join (CROSS JOIN keeps that
+// order), so each row is looked up by primary key whatever other index the predicate could
+// use: with an IN list SQLite prefers idx_sessions_source and walks every tui row.
+func amongSource(among []string) (string, []any) {
+	ids, _ := json.Marshal(among) // a []string always encodes
+	return "json_each(?) AS among CROSS JOIN sessions ON sessions.id = among.value", []any{string(ids)}
 }
 
 // remainingAfter joins the ids a batch left among its matches with the ids it did not

@@ -35,8 +35,9 @@ type Orphan struct {
 type FinalizeResult struct {
 	Changes []RowChange // one per finalized sessions row, full before/after images
 	Locked  []Orphan    // matching sessions left alone because they hold a live compression lock
-	// Remaining are the ids of the matching sessions left for another batch (Batch.Among),
-	// oldest first; empty when this batch ended them all.
+	// Remaining are the candidate ids left for another batch (Batch.Among), oldest first:
+	// matching ones beyond MaxRows, and ids of Among this batch did not evaluate. Empty
+	// when the run is done.
 	Remaining []string
 	Latch     RowChange // state_meta orphaned_compression_finalize_v1
 	Stats     TxStats
@@ -53,7 +54,7 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
 	}
-	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, now, minAge, nil)
+	query, args := db.finalizeCandidatesQuery(db.sessionColumns("sessions"), from, nil, now, minAge)
 	out, err := scanOrphans(ctx, db, query, args)
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
@@ -84,19 +85,19 @@ func orphanSource(ctx context.Context, q querier) (string, error) {
 }
 
 // finalizeCandidatesQuery returns the candidate query selecting columns from from (see
-// orphanSource), then the four columns of the live compression lock (NULL when none), and
-// its arguments. With among (see amongClause) only those ids are considered.
-func (db *DB) finalizeCandidatesQuery(columns, from string, now, minAge float64, among []string) (string, []any) {
+// orphanSource and amongSource; fromArgs are its arguments), then the four columns of the
+// live compression lock (NULL when none), and the query's arguments.
+func (db *DB) finalizeCandidatesQuery(columns, from string, fromArgs []any, now, minAge float64) (string, []any) {
 	lockCols, join := "NULL, NULL, NULL, NULL", ""
-	args := []any{now - minAge}
+	args := append([]any{}, fromArgs...)
 	if db.schema.HasCompressionLocks {
 		lockCols = "l.session_id, l.holder, l.acquired_at, l.expires_at"
 		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND l.expires_at >= ?"
-		args = []any{now, now - minAge}
+		args = append(args, now)
 	}
-	restrict, amongArgs := amongClause(among)
+	args = append(args, now-minAge)
 	return "SELECT " + columns + ", " + lockCols + " FROM " + from + join +
-		" WHERE " + orphanPredicate + restrict + " ORDER BY sessions.started_at, sessions.id", append(args, amongArgs...)
+		" WHERE " + orphanPredicate + oldestFirst, args
 }
 
 // lockScan receives the lock columns of the candidate query.
@@ -199,14 +200,10 @@ func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64, b
 // to finalize, oldest first, and the candidates that hold a live compression lock. With
 // among (not nil) only those ids are considered, looked up by id.
 func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, minAge float64, among []string) ([]RowImage, []Orphan, error) {
-	from := "sessions"
-	if among == nil {
-		var err error
-		if from, err = orphanSource(ctx, q); err != nil {
-			return nil, nil, err
-		}
+	query, args, err := db.orphanImagesQuery(ctx, q, ti, now, minAge, among)
+	if err != nil {
+		return nil, nil, err
 	}
-	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, now, minAge, among)
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, nil, err
@@ -227,6 +224,21 @@ func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, mi
 		}
 	}
 	return free, locked, rows.Err()
+}
+
+// orphanImagesQuery returns orphanImages' query and its arguments.
+func (db *DB) orphanImagesQuery(ctx context.Context, q querier, ti tableInfo, now, minAge float64, among []string) (string, []any, error) {
+	if among != nil {
+		from, fromArgs := amongSource(among)
+		query, args := db.finalizeCandidatesQuery(ti.selectList(), from, fromArgs, now, minAge)
+		return query, args, nil
+	}
+	from, err := orphanSource(ctx, q)
+	if err != nil {
+		return "", nil, err
+	}
+	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, nil, now, minAge)
+	return query, args, nil
 }
 
 // finalizeRows ends the sessions whose images are given and returns their changes.

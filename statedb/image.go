@@ -271,7 +271,13 @@ func readImagesByID(ctx context.Context, q querier, ti tableInfo, ids []string) 
 
 // readImagesWhere returns the full images of the rows of ti matching where.
 func readImagesWhere(ctx context.Context, q querier, ti tableInfo, where string, args ...any) ([]RowImage, error) {
-	query := "SELECT " + ti.selectList() + " FROM " + quoteIdent(ti.name) + " WHERE " + where
+	return readImagesFrom(ctx, q, ti, quoteIdent(ti.name), where, args...)
+}
+
+// readImagesFrom is readImagesWhere reading ti's rows through the FROM term from (which
+// names ti's table, and whose arguments come first in args).
+func readImagesFrom(ctx context.Context, q querier, ti tableInfo, from, where string, args ...any) ([]RowImage, error) {
+	query := "SELECT " + ti.selectList() + " FROM " + from + " WHERE " + where
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -32,8 +32,9 @@ type PruneResult struct {
 	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
 	Kept     []string            // matching ghosts kept because rows still name them as parent
 	Children map[string][]string // the children of each kept ghost
-	// Remaining are the ids of the matching ghosts left for another batch (Batch.Among),
-	// oldest first; empty when this batch deleted them all.
+	// Remaining are the candidate ids left for another batch (Batch.Among), oldest first:
+	// matching ones beyond MaxRows, and ids of Among this batch did not evaluate. Empty
+	// when the run is done.
 	Remaining []string
 	Latch     RowChange // state_meta ghost_session_prune_v1
 	Stats     TxStats
@@ -67,8 +68,7 @@ func (db *DB) GhostCandidates(ctx context.Context, now, minAge float64) ([]Ghost
 
 // ghostCandidatesQuery returns the candidate query; its one argument is the cutoff.
 func (db *DB) ghostCandidatesQuery() string {
-	return "SELECT " + db.sessionColumns("sessions") + " FROM sessions WHERE " + ghostPredicate +
-		" ORDER BY sessions.started_at, sessions.id"
+	return "SELECT " + db.sessionColumns("sessions") + " FROM sessions WHERE " + ghostPredicate + oldestFirst
 }
 
 // childIDs maps each of ids to the ids of its children (oldest first).
@@ -146,9 +146,8 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 		return res, err
 	}
 	among, notEvaluated := batch.take()
-	restrict, amongArgs := amongClause(among)
-	ghosts, err := readImagesWhere(ctx, tx, ti, ghostPredicate+restrict+" ORDER BY sessions.started_at, sessions.id",
-		append([]any{cutoff}, amongArgs...)...)
+	from, args := ghostImagesSource(among)
+	ghosts, err := readImagesFrom(ctx, tx, ti, from, ghostPredicate+oldestFirst, append(args, cutoff)...)
 	if err != nil {
 		return res, fmt.Errorf("read ghosts: %w", err)
 	}
@@ -176,6 +175,15 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 	}
 	res.Latch, err = setLatch(ctx, tx, LatchPruneGhosts)
 	return res, err
+}
+
+// ghostImagesSource returns the FROM term of pruneTx's ghost query and its arguments: the
+// whole table, or only the ids of among (see amongSource).
+func ghostImagesSource(among []string) (string, []any) {
+	if among == nil {
+		return "sessions", nil
+	}
+	return amongSource(among)
 }
 
 // deletedImages returns the images of ghosts whose id is in deleted, in order.

@@ -56,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.cfg.Entries, "entries", 20000, "routing entries in sessions.json (and gateway_routing)")
 	fs.IntVar(&o.cfg.Sessions, "sessions", 100000, "rows in the sessions table")
 	fs.IntVar(&o.cfg.Msgs, "messages", 2000000, "rows in the messages table")
-	fs.Float64Var(&o.cfg.TextScale, "text-scale", 1, "multiply every message length by this factor (0.2: 2 M messages in about 1 GB)")
+	fs.Float64Var(&o.cfg.TextScale, "text-scale", 1, "multiply every message length by this factor (0.05: 2 M messages in about 1.2 GB)")
 	now := fs.String("now", "1784194200.25", "reference time, Unix seconds with fraction")
 	fs.StringVar(&o.cfg.Out, "out", "", "output home directory (must not exist or be empty)")
 	fs.StringVar(&o.extract, "extract-schema", "", "print the schema file of this state.db and exit")

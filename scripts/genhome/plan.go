@@ -13,7 +13,7 @@ type config struct {
 	Now                     int64
 	Out                     string
 	// TextScale multiplies every message length (1 draws the default
-	// sizes; 0.2 fits 2 M messages into about 1 GB).
+	// sizes; 0.05 fits 2 M messages into about 1.2 GB).
 	TextScale float64
 }
 
