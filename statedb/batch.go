@@ -43,7 +43,8 @@ func (b Batch) cut(ids []string) (now, later []string) {
 // amongSource returns the FROM term that reads only the sessions whose ids are in among, and
 // its one argument (a JSON array of the ids). The ids drive the join (CROSS JOIN keeps that
 // order), so each row is looked up by primary key whatever other index the predicate could
-// use: with an IN list SQLite prefers idx_sessions_source and walks every tui row.
+// use: with an IN list SQLite prefers idx_sessions_source and walks every tui row. An id
+// JSON cannot carry unchanged (invalid UTF-8) matches no row, so that session is left alone.
 func amongSource(among []string) (string, []any) {
 	ids, _ := json.Marshal(among) // a []string always encodes
 	return "json_each(?) AS among CROSS JOIN sessions ON sessions.id = among.value", []any{string(ids)}

@@ -480,3 +480,20 @@ func TestBatchTake(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchAmongOddIDs: ids are passed to SQLite as a JSON array; one that JSON cannot carry
+// unchanged (invalid UTF-8) matches nothing and is left alone, and quotes or backslashes are
+// carried exactly.
+func TestBatchAmongOddIDs(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	raw := rawDB(t, path)
+	ghosts := []string{"bad\xffid", `quo"te\back`}
+	for _, id := range ghosts {
+		mustExec(t, raw, `INSERT INTO sessions (id, source, started_at, ended_at, end_reason)
+			VALUES (?, 'tui', ?, ?, 'tui_shutdown')`, id, fixtureNow-200000, fixtureNow-199000)
+	}
+	res, err := openWrite(t, path).PruneGhosts(context.Background(), fixtureNow, DefaultGhostMinAge, Batch{Among: ghosts}, nil)
+	if err != nil || !reflect.DeepEqual(res.Deleted, ghosts[1:]) {
+		t.Errorf("deleted %q, %v; want only %q", res.Deleted, err, ghosts[1])
+	}
+}
