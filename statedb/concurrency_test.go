@@ -89,7 +89,9 @@ func TestConcurrentWriter(t *testing.T) {
 	checkHelperRows(t, rawDB(t, path), wrote)
 }
 
-// repairUntil runs finalize and prune rounds until the helper exits.
+// repairUntil runs finalize and prune rounds until the helper exits, alternating the CLI's way
+// (candidates read without the lock, then one-row batches by id: the first round, which finds
+// the fixture's orphans and ghosts) with scanning batches.
 func repairUntil(db *DB, done <-chan error) (int, error) {
 	ctx := context.Background()
 	for runs := 0; ; runs++ {
@@ -101,13 +103,60 @@ func repairUntil(db *DB, done <-chan error) (int, error) {
 			return runs, nil
 		default:
 		}
-		if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil); err != nil {
-			return runs, err
+		repair := repairByID
+		if runs%2 == 1 {
+			repair = repairScanning
 		}
-		if _, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{}, nil); err != nil {
+		if err := repair(ctx, db); err != nil {
 			return runs, err
 		}
 	}
+}
+
+func repairScanning(ctx context.Context, db *DB) error {
+	if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil); err != nil {
+		return err
+	}
+	_, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, Batch{}, nil)
+	return err
+}
+
+func repairByID(ctx context.Context, db *DB) error {
+	orphans, err := db.FinalizeCandidates(ctx, fixtureNow, DefaultOrphanMinAge)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, o := range orphans {
+		if o.LiveLock == nil {
+			ids = append(ids, o.ID)
+		}
+	}
+	for b := (Batch{MaxRows: 1, Among: ids}); len(b.Among) > 0; {
+		res, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, b, nil)
+		if err != nil {
+			return err
+		}
+		b.Among = res.Remaining
+	}
+	ghosts, err := db.GhostCandidates(ctx, fixtureNow, DefaultGhostMinAge)
+	if err != nil {
+		return err
+	}
+	ids = nil
+	for _, g := range ghosts {
+		if len(g.ChildIDs) == 0 {
+			ids = append(ids, g.ID)
+		}
+	}
+	for b := (Batch{MaxRows: 1, Among: ids}); len(b.Among) > 0; {
+		res, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, b, nil)
+		if err != nil {
+			return err
+		}
+		b.Among = res.Remaining
+	}
+	return nil
 }
 
 func parseHelper(t *testing.T, out string) (wrote, retries int) {
