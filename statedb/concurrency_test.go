@@ -132,12 +132,12 @@ func repairByID(ctx context.Context, db *DB) error {
 			ids = append(ids, o.ID)
 		}
 	}
-	for b := (Batch{MaxRows: 1, Among: ids}); len(b.Among) > 0; {
+	err = drainByID(ids, func(b Batch) ([]string, error) {
 		res, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, b, nil)
-		if err != nil {
-			return err
-		}
-		b.Among = res.Remaining
+		return res.Remaining, err
+	})
+	if err != nil {
+		return err
 	}
 	ghosts, err := db.GhostCandidates(ctx, fixtureNow, DefaultGhostMinAge)
 	if err != nil {
@@ -149,12 +149,20 @@ func repairByID(ctx context.Context, db *DB) error {
 			ids = append(ids, g.ID)
 		}
 	}
-	for b := (Batch{MaxRows: 1, Among: ids}); len(b.Among) > 0; {
+	return drainByID(ids, func(b Batch) ([]string, error) {
 		res, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, b, nil)
+		return res.Remaining, err
+	})
+}
+
+// drainByID runs one-row batches over ids, as many as run leaves remaining.
+func drainByID(ids []string, run func(Batch) ([]string, error)) error {
+	for b := (Batch{MaxRows: 1, Among: ids}); len(b.Among) > 0; {
+		rest, err := run(b)
 		if err != nil {
 			return err
 		}
-		b.Among = res.Remaining
+		b.Among = rest
 	}
 	return nil
 }
