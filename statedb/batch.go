@@ -23,29 +23,33 @@ type Batch struct {
 // oldestFirst orders candidate sessions as the repairs take them.
 const oldestFirst = " ORDER BY sessions.started_at, sessions.id"
 
-// take returns the ids of Among this batch evaluates (at most MaxRows) and the rest.
+// limit returns how many of n candidates, oldest first, this batch takes: at most MaxRows.
+func (b Batch) limit(n int) int {
+	if b.MaxRows > 0 && n > b.MaxRows {
+		return b.MaxRows
+	}
+	return n
+}
+
+// take returns the ids of Among this batch evaluates and the rest (nil when none are left).
 func (b Batch) take() (now, later []string) {
-	if b.MaxRows <= 0 || len(b.Among) <= b.MaxRows {
+	k := b.limit(len(b.Among))
+	if k == len(b.Among) {
 		return b.Among, nil
 	}
-	return b.Among[:b.MaxRows], b.Among[b.MaxRows:]
+	return b.Among[:k], b.Among[k:]
 }
 
-// cut splits the matching ids, oldest first, into the ones this batch changes (at most
-// MaxRows) and the ids left for later.
-func (b Batch) cut(ids []string) (now, later []string) {
-	if b.MaxRows <= 0 || len(ids) <= b.MaxRows {
-		return ids, nil
-	}
-	return ids[:b.MaxRows], ids[b.MaxRows:]
-}
-
-// amongSource returns the FROM term that reads only the sessions whose ids are in among, and
-// its one argument (a JSON array of the ids). The ids drive the join (CROSS JOIN keeps that
-// order), so each row is looked up by primary key whatever other index the predicate could
-// use: with an IN list SQLite prefers idx_sessions_source and walks every tui row. An id
-// JSON cannot carry unchanged (invalid UTF-8) matches no row, so that session is left alone.
+// amongSource returns the FROM term that reads the sessions of a batch, and its arguments: the
+// whole table when among is nil, else only the sessions whose ids are in among, passed as a
+// JSON array. The ids drive the join (CROSS JOIN keeps that order), so each row is looked up
+// by primary key whatever other index the predicate could use: with an IN list SQLite
+// prefers idx_sessions_source and walks every tui row. An id JSON cannot carry unchanged
+// (invalid UTF-8) matches no row, so that session is left alone.
 func amongSource(among []string) (string, []any) {
+	if among == nil {
+		return "sessions", nil
+	}
 	ids, _ := json.Marshal(among) // a []string always encodes
 	return "json_each(?) AS among CROSS JOIN sessions ON sessions.id = among.value", []any{string(ids)}
 }

@@ -145,7 +145,7 @@ func candidatePlans(t *testing.T, db *DB, among []string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gfrom, gargs := ghostImagesSource(among)
+	gfrom, gargs := amongSource(among)
 	gq := "SELECT " + ti.selectList() + " FROM " + gfrom + " WHERE " + ghostPredicate + oldestFirst
 	return map[string]string{
 		"finalize candidates": queryPlan(t, db, fq, fargs...),

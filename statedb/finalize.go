@@ -183,9 +183,9 @@ func (db *DB) finalizeTx(ctx context.Context, tx *sql.Tx, now, minAge float64, b
 		return res, fmt.Errorf("read orphans: %w", err)
 	}
 	res.Locked = locked
-	_, left := batch.cut(imageIDs(before))
-	before = before[:len(before)-len(left)]
-	res.Remaining = remainingAfter(left, notEvaluated)
+	k := batch.limit(len(before))
+	res.Remaining = remainingAfter(imageIDs(before[k:]), notEvaluated)
+	before = before[:k]
 	if len(before) == 0 {
 		return res, errNothingToChange
 	}
@@ -227,17 +227,16 @@ func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, mi
 }
 
 // orphanImagesQuery returns orphanImages' query and its arguments.
+// A scan (among nil) reads sessions through orphanSource.
 func (db *DB) orphanImagesQuery(ctx context.Context, q querier, ti tableInfo, now, minAge float64, among []string) (string, []any, error) {
-	if among != nil {
-		from, fromArgs := amongSource(among)
-		query, args := db.finalizeCandidatesQuery(ti.selectList(), from, fromArgs, now, minAge)
-		return query, args, nil
+	from, fromArgs := amongSource(among)
+	if among == nil {
+		var err error
+		if from, err = orphanSource(ctx, q); err != nil {
+			return "", nil, err
+		}
 	}
-	from, err := orphanSource(ctx, q)
-	if err != nil {
-		return "", nil, err
-	}
-	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, nil, now, minAge)
+	query, args := db.finalizeCandidatesQuery(ti.selectList(), from, fromArgs, now, minAge)
 	return query, args, nil
 }
 

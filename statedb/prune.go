@@ -146,7 +146,7 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 		return res, err
 	}
 	among, notEvaluated := batch.take()
-	from, args := ghostImagesSource(among)
+	from, args := amongSource(among)
 	ghosts, err := readImagesFrom(ctx, tx, ti, from, ghostPredicate+oldestFirst, append(args, cutoff)...)
 	if err != nil {
 		return res, fmt.Errorf("read ghosts: %w", err)
@@ -164,9 +164,9 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 			res.Deleted = append(res.Deleted, id)
 		}
 	}
-	var left []string
-	res.Deleted, left = batch.cut(res.Deleted)
-	res.Remaining = remainingAfter(left, notEvaluated)
+	k := batch.limit(len(res.Deleted))
+	res.Remaining = remainingAfter(res.Deleted[k:], notEvaluated)
+	res.Deleted = res.Deleted[:k]
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
 	}
@@ -175,15 +175,6 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 	}
 	res.Latch, err = setLatch(ctx, tx, LatchPruneGhosts)
 	return res, err
-}
-
-// ghostImagesSource returns the FROM term of pruneTx's ghost query and its arguments: the
-// whole table, or only the ids of among (see amongSource).
-func ghostImagesSource(among []string) (string, []any) {
-	if among == nil {
-		return "sessions", nil
-	}
-	return amongSource(among)
 }
 
 // deletedImages returns the images of ghosts whose id is in deleted, in order.
