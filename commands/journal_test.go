@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -95,4 +96,71 @@ func TestMoveFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJournalCheckPaths: undo only touches files inside the journal's home, and stashes
+// inside the home's journal directory.
+func TestJournalCheckPaths(t *testing.T) {
+	home := sessionsjson.Home{Dir: "/srv/hermes"}
+	stash := "/srv/hermes/sessionctl/journal/j.files/s1.jsonl"
+	tests := []struct {
+		name string
+		file fileImage
+		ok   bool
+	}{
+		{"transcript moved to its stash", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", BeforeStash: stash}, true},
+		{"transcript moved back", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", AfterStash: stash}, true},
+		{"counts file at the home's root", fileImage{Path: "/srv/hermes/.restart_failure_counts"}, true},
+		{"file outside the home", fileImage{Path: "/etc/passwd"}, false},
+		{"file climbing out of the home", fileImage{Path: "/srv/hermes/sessions/../../elsewhere"}, false},
+		{"sibling home with the same prefix", fileImage{Path: "/srv/hermes2/sessions/s1.jsonl"}, false},
+		{"the home itself", fileImage{Path: "/srv/hermes"}, false},
+		{"relative path", fileImage{Path: "sessions/s1.jsonl"}, false},
+		{"stash outside the journal directory", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", AfterStash: "/srv/hermes/sessions/x"}, false},
+		{"stash climbing out", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", BeforeStash: "/srv/hermes/sessionctl/journal/../../../tmp/x"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (&journal{Files: []fileImage{tt.file}}).checkPaths(home)
+			if (err == nil) != tt.ok {
+				t.Fatalf("checkPaths(%+v) = %v, want ok=%v", tt.file, err, tt.ok)
+			}
+		})
+	}
+}
+
+// FuzzReadJournal: any file either is refused with an error or reads into a journal that
+// encodes and reads back to the same encoding.
+func FuzzReadJournal(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "command": "suspend", "home": "/h", "files": [{"path": "/h/x", "before": "YQ==", "after": null}]}`))
+	f.Add([]byte(`{"version": 1, "rows": [{"table": "sessions", "key": {"id": {"text": "s1"}}, "before": null, "after": null}]}`))
+	f.Add([]byte(`{"version": 2}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "j.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j, err := readJournal(path)
+		if err != nil {
+			return
+		}
+		var first, second bytes.Buffer
+		if err := encodeJournal(&first, j); err != nil {
+			return // a value JSON reads but the row encoder refuses
+		}
+		if err := os.WriteFile(path, first.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		again, err := readJournal(path)
+		if err != nil {
+			t.Fatalf("re-reading an encoded journal: %v\n%s", err, first.Bytes())
+		}
+		if err := encodeJournal(&second, again); err != nil {
+			t.Fatalf("re-encoding: %v", err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Fatalf("encoding not stable:\n%s\n%s", first.Bytes(), second.Bytes())
+		}
+	})
 }

@@ -48,6 +48,9 @@ func runUndo(c *cli.Context) error {
 	if j.Home != r.o.home.Dir {
 		return withCode(ExitRefused, fmt.Errorf("journal belongs to home %s, not %s", j.Home, r.o.home.Dir))
 	}
+	if err := j.checkPaths(r.o.home); err != nil {
+		return withCode(ExitData, fmt.Errorf("journal %s: %w", c.Args().First(), err))
+	}
 	inv := j.inverse()
 	inv.settleStashes(r.o.warn)
 	res := result{changes: inv.changes()}
@@ -77,6 +80,32 @@ func runUndo(c *cli.Context) error {
 	}
 	res.applied, res.journal = true, path
 	return r.report(res)
+}
+
+// checkPaths refuses a journal that names a file outside its home, or a stash outside the
+// home's journal directory: undo writes, moves and removes exactly those paths, so a damaged
+// or edited journal must not reach anything else.
+func (j *journal) checkPaths(home sessionsjson.Home) error {
+	for _, f := range j.Files {
+		if !isWithin(home.Dir, f.Path) {
+			return fmt.Errorf("names a file outside the home: %q", f.Path)
+		}
+		for _, stash := range []string{f.BeforeStash, f.AfterStash} {
+			if stash != "" && !isWithin(home.JournalDir(), stash) {
+				return fmt.Errorf("names a stash outside %s: %q", home.JournalDir(), stash)
+			}
+		}
+	}
+	return nil
+}
+
+// isWithin reports whether path is an absolute path below dir (lexically, after cleaning).
+func isWithin(dir, path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // inverse swaps before and after images: applying the inverse undoes the journal.
