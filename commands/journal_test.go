@@ -98,26 +98,42 @@ func TestMoveFile(t *testing.T) {
 	}
 }
 
-// TestJournalCheckPaths: undo only touches files inside the journal's home, and stashes
-// inside the home's journal directory.
+// TestJournalCheckPaths: undo only touches what sessionctl journals: the counts file written
+// back, transcripts directly in the sessions directory moved to and from a stash of the same
+// name in a <journal>.files directory; never a symbolic link.
 func TestJournalCheckPaths(t *testing.T) {
-	home := sessionsjson.Home{Dir: "/srv/hermes"}
-	stash := "/srv/hermes/sessionctl/journal/j.files/s1.jsonl"
+	home := sessionsjson.Home{Dir: t.TempDir()}
+	sessions, journals := home.SessionsDir(), home.JournalDir()
+	for _, dir := range []string{sessions, journals} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(sessions, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(sessions, "s1.jsonl")
+	stash := filepath.Join(journals, "20261123T000000Z-prune-ghosts.files", "s1.jsonl")
 	tests := []struct {
 		name string
 		file fileImage
 		ok   bool
 	}{
-		{"transcript moved to its stash", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", BeforeStash: stash}, true},
-		{"transcript moved back", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", AfterStash: stash}, true},
-		{"counts file at the home's root", fileImage{Path: "/srv/hermes/.restart_failure_counts"}, true},
+		{"transcript moved to its stash", fileImage{Path: transcript, BeforeStash: stash}, true},
+		{"transcript moved back", fileImage{Path: transcript, AfterStash: stash}, true},
+		{"counts file written back", fileImage{Path: home.CountsFile()}, true},
+		{"another file of the home written back", fileImage{Path: home.SessionsJSON()}, false},
+		{"state.db written back", fileImage{Path: home.StateDB()}, false},
 		{"file outside the home", fileImage{Path: "/etc/passwd"}, false},
-		{"file climbing out of the home", fileImage{Path: "/srv/hermes/sessions/../../elsewhere"}, false},
-		{"sibling home with the same prefix", fileImage{Path: "/srv/hermes2/sessions/s1.jsonl"}, false},
-		{"the home itself", fileImage{Path: "/srv/hermes"}, false},
-		{"relative path", fileImage{Path: "sessions/s1.jsonl"}, false},
-		{"stash outside the journal directory", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", AfterStash: "/srv/hermes/sessions/x"}, false},
-		{"stash climbing out", fileImage{Path: "/srv/hermes/sessions/s1.jsonl", BeforeStash: "/srv/hermes/sessionctl/journal/../../../tmp/x"}, false},
+		{"routing index moved", fileImage{Path: home.SessionsJSON(), BeforeStash: filepath.Join(filepath.Dir(stash), "sessions.json")}, false},
+		{"file climbing out of the sessions directory", fileImage{Path: sessions + "/../state.db", BeforeStash: stash}, false},
+		{"file below the sessions directory", fileImage{Path: filepath.Join(sessions, "sub", "s1.jsonl"), BeforeStash: stash}, false},
+		{"relative path", fileImage{Path: "sessions/s1.jsonl", BeforeStash: stash}, false},
+		{"symbolic link", fileImage{Path: filepath.Join(sessions, "link.jsonl"), BeforeStash: filepath.Join(filepath.Dir(stash), "link.jsonl")}, false},
+		{"stash of another name", fileImage{Path: transcript, AfterStash: filepath.Join(filepath.Dir(stash), "s2.jsonl")}, false},
+		{"stash outside a .files directory", fileImage{Path: transcript, AfterStash: filepath.Join(journals, "s1.jsonl")}, false},
+		{"stash in the sessions directory", fileImage{Path: transcript, AfterStash: filepath.Join(sessions, "x.files", "s1.jsonl")}, false},
+		{"stash climbing out", fileImage{Path: transcript, BeforeStash: journals + "/j.files/../../../s1.jsonl"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

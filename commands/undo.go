@@ -82,30 +82,68 @@ func runUndo(c *cli.Context) error {
 	return r.report(res)
 }
 
-// checkPaths refuses a journal that names a file outside its home, or a stash outside the
-// home's journal directory: undo writes, moves and removes exactly those paths, so a damaged
-// or edited journal must not reach anything else.
+// checkPaths refuses a journal naming a file sessionctl never journals. Undo writes, moves
+// and removes exactly the paths a journal names, so an edited or damaged one must reach
+// nothing else: a file written back from the journal can only be the home's
+// .restart_failure_counts; a moved file only a transcript directly in the sessions directory
+// (never sessions.json), its stash a file of the same name directly in a <journal>.files
+// directory of the home's journal directory. A path that is not clean and absolute, or that
+// is a symbolic link, is refused too.
 func (j *journal) checkPaths(home sessionsjson.Home) error {
 	for _, f := range j.Files {
-		if !isWithin(home.Dir, f.Path) {
-			return fmt.Errorf("names a file outside the home: %q", f.Path)
-		}
-		for _, stash := range []string{f.BeforeStash, f.AfterStash} {
-			if stash != "" && !isWithin(home.JournalDir(), stash) {
-				return fmt.Errorf("names a stash outside %s: %q", home.JournalDir(), stash)
-			}
+		if err := checkJournalFile(home, f); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// isWithin reports whether path is an absolute path below dir (lexically, after cleaning).
-func isWithin(dir, path string) bool {
-	if !filepath.IsAbs(path) {
-		return false
+func checkJournalFile(home sessionsjson.Home, f fileImage) error {
+	if f.BeforeStash == "" && f.AfterStash == "" {
+		if f.Path != home.CountsFile() {
+			return fmt.Errorf("names a file sessionctl never writes back: %q", f.Path)
+		}
+		return refuseSymlink(f.Path)
 	}
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	if !isTranscriptPath(home, f.Path) {
+		return fmt.Errorf("names a file sessionctl never moves: %q", f.Path)
+	}
+	for _, stash := range []string{f.BeforeStash, f.AfterStash} {
+		if stash != "" && !isStashFor(home, stash, f.Path) {
+			return fmt.Errorf("names a stash sessionctl never uses for %s: %q", filepath.Base(f.Path), stash)
+		}
+		if err := refuseSymlink(stash); err != nil {
+			return err
+		}
+	}
+	return refuseSymlink(f.Path)
+}
+
+// isTranscriptPath reports whether path is a clean absolute path directly in the home's
+// sessions directory, other than the routing index.
+func isTranscriptPath(home sessionsjson.Home, path string) bool {
+	return filepath.IsAbs(path) && filepath.Clean(path) == path && filepath.Dir(path) == home.SessionsDir() &&
+		path != home.SessionsJSON()
+}
+
+// isStashFor reports whether stash is where a journal of home keeps file: a file of the same
+// name directly in a <journal>.files directory of the journal directory.
+func isStashFor(home sessionsjson.Home, stash, file string) bool {
+	dir := filepath.Dir(stash)
+	return filepath.IsAbs(stash) && filepath.Clean(stash) == stash && filepath.Base(stash) == filepath.Base(file) &&
+		filepath.Dir(dir) == home.JournalDir() && strings.HasSuffix(dir, ".files")
+}
+
+// refuseSymlink refuses path when it is a symbolic link (a missing path is fine): undo would
+// follow it out of the home.
+func refuseSymlink(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("names a symbolic link: %q", path)
+	}
+	return nil
 }
 
 // inverse swaps before and after images: applying the inverse undoes the journal.

@@ -12,7 +12,8 @@ import (
 
 // TranscriptFiles returns, for each id, the existing transcript files the runtime's
 // _remove_session_files deletes from sessionsDir: <id>.json, <id>.jsonl and
-// request_dump_<id>_*.json. session_<id>.json is not included. The directory is read once,
+// request_dump_<id>_*.json. session_<id>.json is not included, nor sessions.json (the
+// routing index, which a session with id "sessions" would name). The directory is read once,
 // however many ids are asked for. An id that could name a path outside sessionsDir is
 // refused; a missing directory has no files.
 func TranscriptFiles(sessionsDir string, ids []string) (map[string][]string, error) {
@@ -36,8 +37,16 @@ func TranscriptFiles(sessionsDir string, ids []string) (map[string][]string, err
 	return out, nil
 }
 
-// transcriptOwner returns the wanted id whose transcript file name is, if any.
+// routingIndexName is sessions.json, which the runtime's pattern would take for the
+// transcript of a session whose id is "sessions".
+const routingIndexName = "sessions.json"
+
+// transcriptOwner returns the wanted id whose transcript file name is, if any. The routing
+// index is never a transcript.
 func transcriptOwner(name string, wanted map[string]bool) (string, bool) {
+	if name == routingIndexName {
+		return "", false
+	}
 	for _, ext := range []string{".jsonl", ".json"} {
 		if id, ok := strings.CutSuffix(name, ext); ok && wanted[id] {
 			return id, true

@@ -276,6 +276,12 @@ func TestTranscriptFiles(t *testing.T) {
 	if len(got["absent"]) != 0 {
 		t.Errorf("files for an absent id: %v", got["absent"])
 	}
+	if err := os.WriteFile(filepath.Join(dir, "sessions.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if files, err := TranscriptFiles(dir, []string{"sessions"}); err != nil || len(files["sessions"]) != 0 {
+		t.Errorf("a session named \"sessions\" owns the routing index: %v, %v", files, err)
+	}
 	if _, err := TranscriptFiles(dir, []string{"../x"}); err == nil {
 		t.Error("path-like id accepted")
 	}

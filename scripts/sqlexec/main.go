@@ -6,8 +6,9 @@
 //
 //	go run ./scripts/sqlexec DB 'PRAGMA foreign_keys=ON; BEGIN IMMEDIATE; …; COMMIT;'
 //
-// The script runs as one Exec on one connection, statement after statement,
-// as the sqlite3 shell runs it; the first error stops it (exit 1).
+// The script runs as one Exec on one connection with SQLite's default settings,
+// statement after statement, as the sqlite3 shell runs it; the first error stops
+// it (exit 1).
 package main
 
 import (
