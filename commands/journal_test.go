@@ -98,9 +98,9 @@ func TestMoveFile(t *testing.T) {
 	}
 }
 
-// TestJournalCheckPaths: undo only touches what sessionctl journals: the counts file written
-// back, transcripts directly in the sessions directory moved to and from a stash of the same
-// name in a <journal>.files directory; never a symbolic link.
+// TestJournalCheckPaths: undo only touches what sessionctl journals: the counts file, and
+// transcripts directly in the sessions directory, moved to and from a stash of the same name
+// in a <journal>.files directory or written back; never a symbolic link.
 func TestJournalCheckPaths(t *testing.T) {
 	home := sessionsjson.Home{Dir: t.TempDir()}
 	sessions, journals := home.SessionsDir(), home.JournalDir()
@@ -122,6 +122,8 @@ func TestJournalCheckPaths(t *testing.T) {
 		{"transcript moved to its stash", fileImage{Path: transcript, BeforeStash: stash}, true},
 		{"transcript moved back", fileImage{Path: transcript, AfterStash: stash}, true},
 		{"counts file written back", fileImage{Path: home.CountsFile()}, true},
+		{"transcript written back (journals before stashes)", fileImage{Path: transcript, Before: &[]byte{'x'}}, true},
+		{"counts file moved", fileImage{Path: home.CountsFile(), BeforeStash: filepath.Join(filepath.Dir(stash), ".restart_failure_counts")}, false},
 		{"another file of the home written back", fileImage{Path: home.SessionsJSON()}, false},
 		{"state.db written back", fileImage{Path: home.StateDB()}, false},
 		{"file outside the home", fileImage{Path: "/etc/passwd"}, false},

@@ -84,11 +84,11 @@ func runUndo(c *cli.Context) error {
 
 // checkPaths refuses a journal naming a file sessionctl never journals. Undo writes, moves
 // and removes exactly the paths a journal names, so an edited or damaged one must reach
-// nothing else: a file written back from the journal can only be the home's
-// .restart_failure_counts; a moved file only a transcript directly in the sessions directory
-// (never sessions.json), its stash a file of the same name directly in a <journal>.files
-// directory of the home's journal directory. A path that is not clean and absolute, or that
-// is a symbolic link, is refused too.
+// nothing else: the home's .restart_failure_counts, or a transcript directly in the sessions
+// directory (never sessions.json). A transcript is moved to or from a file of the same name
+// directly in a <journal>.files directory of the home's journal directory (journals written
+// before those stashes hold its content instead). A path that is not clean and absolute, or
+// that is a symbolic link, is refused too.
 func (j *journal) checkPaths(home sessionsjson.Home) error {
 	for _, f := range j.Files {
 		if err := checkJournalFile(home, f); err != nil {
@@ -99,13 +99,10 @@ func (j *journal) checkPaths(home sessionsjson.Home) error {
 }
 
 func checkJournalFile(home sessionsjson.Home, f fileImage) error {
-	if f.BeforeStash == "" && f.AfterStash == "" {
-		if f.Path != home.CountsFile() {
-			return fmt.Errorf("names a file sessionctl never writes back: %q", f.Path)
-		}
-		return refuseSymlink(f.Path)
+	if f.Path != home.CountsFile() && !isTranscriptPath(home, f.Path) {
+		return fmt.Errorf("names a file sessionctl never journals: %q", f.Path)
 	}
-	if !isTranscriptPath(home, f.Path) {
+	if (f.BeforeStash != "" || f.AfterStash != "") && f.Path == home.CountsFile() {
 		return fmt.Errorf("names a file sessionctl never moves: %q", f.Path)
 	}
 	for _, stash := range []string{f.BeforeStash, f.AfterStash} {
