@@ -53,9 +53,12 @@ type fileImage struct {
 	AfterStash  string  `json:"after_stash,omitempty"`  // Path's content after comes from this file
 }
 
+// stashSuffix ends the name of a journal's stash directory.
+const stashSuffix = ".files"
+
 // stashDir is where a journal keeps the files moved out of the home: <journal>.files.
 func stashDir(journalPath string) string {
-	return strings.TrimSuffix(journalPath, ".json") + ".files"
+	return strings.TrimSuffix(journalPath, ".json") + stashSuffix
 }
 
 // moveFile moves from to to (creating to's directory, mode 0700): a rename, or, when the two

@@ -106,7 +106,10 @@ func checkJournalFile(home sessionsjson.Home, f fileImage) error {
 		return fmt.Errorf("names a file sessionctl never moves: %q", f.Path)
 	}
 	for _, stash := range []string{f.BeforeStash, f.AfterStash} {
-		if stash != "" && !isStashFor(home, stash, f.Path) {
+		if stash == "" {
+			continue
+		}
+		if !isStashFor(home, stash, f.Path) {
 			return fmt.Errorf("names a stash sessionctl never uses for %s: %q", filepath.Base(f.Path), stash)
 		}
 		if err := refuseSymlink(stash); err != nil {
@@ -116,27 +119,28 @@ func checkJournalFile(home sessionsjson.Home, f fileImage) error {
 	return refuseSymlink(f.Path)
 }
 
+// isCleanAbs reports whether path is absolute and already clean (no "..", no doubled "/").
+func isCleanAbs(path string) bool {
+	return filepath.IsAbs(path) && filepath.Clean(path) == path
+}
+
 // isTranscriptPath reports whether path is a clean absolute path directly in the home's
 // sessions directory, other than the routing index.
 func isTranscriptPath(home sessionsjson.Home, path string) bool {
-	return filepath.IsAbs(path) && filepath.Clean(path) == path && filepath.Dir(path) == home.SessionsDir() &&
-		path != home.SessionsJSON()
+	return isCleanAbs(path) && filepath.Dir(path) == home.SessionsDir() && path != home.SessionsJSON()
 }
 
 // isStashFor reports whether stash is where a journal of home keeps file: a file of the same
 // name directly in a <journal>.files directory of the journal directory.
 func isStashFor(home sessionsjson.Home, stash, file string) bool {
 	dir := filepath.Dir(stash)
-	return filepath.IsAbs(stash) && filepath.Clean(stash) == stash && filepath.Base(stash) == filepath.Base(file) &&
-		filepath.Dir(dir) == home.JournalDir() && strings.HasSuffix(dir, ".files")
+	return isCleanAbs(stash) && filepath.Base(stash) == filepath.Base(file) &&
+		filepath.Dir(dir) == home.JournalDir() && strings.HasSuffix(dir, stashSuffix)
 }
 
 // refuseSymlink refuses path when it is a symbolic link (a missing path is fine): undo would
 // follow it out of the home.
 func refuseSymlink(path string) error {
-	if path == "" {
-		return nil
-	}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("names a symbolic link: %q", path)
 	}
