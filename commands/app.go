@@ -1,10 +1,11 @@
-// Package commands is the command-line face of sessionctl: flags, text, colour, the JSON
-// envelope and exit codes. The domain logic lives in the sessionsjson and statedb packages.
+// Package commands is the command-line face of sessionctl: the urfave/cli app, flags and
+// arguments, rendering (tables, colour, the JSON envelope) and the mapping of the engine's
+// typed errors to exit codes (exitCode). The engine lives in commands/internal/…; the
+// runtime's model in sessionsjson and statedb.
 package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,24 +14,23 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes of the CLI contract.
-const (
-	ExitOK       = 0 // success; for check/maintain: nothing at or above --fail-on
-	ExitFindings = 1 // check/maintain found problems at or above --fail-on
-	ExitUsage    = 2 // usage error
-	ExitRefused  = 3 // refused: gateway running, lock held, undo conflict
-	ExitData     = 4 // environment or data error: missing, unreadable, corrupt, unsupported
-	ExitWrite    = 5 // a write failed and was rolled back; nothing changed
-)
+// settings are the engine knobs a run is given; Run uses the defaults, tests may not.
+type settings struct {
+	batchRows int // rows per state.db repair transaction (0: the engine's default)
+}
 
 // Run runs the CLI with args (args[0] is the program name) and returns the process exit code.
 // It never calls os.Exit and writes only to stdout and stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+	return run(ctx, args, stdout, stderr, settings{})
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, s settings) int {
+	app := newApp(stdout, stderr, s)
 	args = normaliseArgs(app, args)
 	err := runApp(ctx, app, args)
-	code := exitCodeOf(err)
-	if err != nil && !errors.Is(err, errReported) {
+	code := exitCode(err)
+	if err != nil && !isReported(err) {
 		fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(err))
 	}
 	return code
@@ -46,51 +46,14 @@ func runApp(ctx context.Context, app *cli.App, args []string) error {
 	return app.RunContext(ctx, args)
 }
 
-// errReported marks an error whose message was already printed (for example inside a JSON
-// envelope plus a stderr line); Run only turns it into an exit code.
-var errReported = errors.New("reported")
-
-// exitError carries an exit code through urfave/cli and fmt.Errorf wrapping.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// ExitCode implements cli.ExitCoder.
-func (e *exitError) ExitCode() int { return e.code }
-
-// withCode attaches an exit code to err.
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
-
-// usagef builds a usage error (exit 2).
-func usagef(format string, a ...any) error {
-	return withCode(ExitUsage, fmt.Errorf(format, a...))
-}
-
-func exitCodeOf(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ec cli.ExitCoder
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	return classify(err)
-}
-
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// settingsKey holds the run's settings in the app's metadata.
+const settingsKey = "settings"
+
+func newApp(stdout, stderr io.Writer, s settings) *cli.App {
 	app := &cli.App{
 		Name:                 "sessionctl",
 		Usage:                "inspect and repair a Hermes Agent gateway's sessions (sessions.json and state.db)",
@@ -103,12 +66,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags:                globalFlags(),
 		Commands:             allCommands(),
 		Action:               topLevel,
+		Metadata:             map[string]any{settingsKey: s},
 	}
 	app.OnUsageError = usageError
 	setUsageError(app.Commands)
 	return app
 }
 
+// allCommands is the ordered command table.
 func allCommands() []*cli.Command {
 	return []*cli.Command{
 		statusCommand(),
@@ -143,7 +108,7 @@ func topLevel(c *cli.Context) error {
 }
 
 func usageError(_ *cli.Context, err error, _ bool) error {
-	return withCode(ExitUsage, err)
+	return usage(err)
 }
 
 func setUsageError(cmds []*cli.Command) {

@@ -3,12 +3,14 @@ package commands
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
@@ -76,30 +78,30 @@ func runEntriesList(c *cli.Context) error {
 	if f.limit < 0 {
 		return usagef("--limit must be 0 or more")
 	}
-	return listEntries(c.Context, o, f)
+	return listEntries(c, o, f)
 }
 
-func listEntries(ctx context.Context, o *options, f entriesFilter) error {
-	v, err := loadViewFor(ctx, o, false, mirrorDrop)
+func listEntries(c *cli.Context, o *options, f entriesFilter) error {
+	h, err := home.Open(c.Context, o.Options, home.Read)
 	if err != nil {
 		return err
 	}
-	defer v.close()
-	rows, err := v.loadRows(ctx)
+	defer h.Close()
+	rows, err := h.Rows(c.Context)
 	if err != nil {
 		return err
 	}
-	list, total := filterEntries(v, rows, f)
-	findings := scopeFindings(v)
+	list, total := filterEntries(h, rows, f)
+	findings := check.Scope(h)
 	if o.json {
-		env := newEnvelope(v, o, result{findings: findings})
-		return emitJSONList(o, env, "entries", list, map[string]any{"total": total, "source": v.routingSrc})
+		env := newEnvelope(h, o, result{findings: findings})
+		return emitJSONList(o, env, "entries", list, map[string]any{"total": total, "source": h.Routing.Source.String()})
 	}
 	if o.quiet {
 		return nil
 	}
 	printFindings(o, findings)
-	return printEntries(v, list, total)
+	return printEntries(o, h, list, total)
 }
 
 // emitJSONList writes the envelope with data = {field: items, …rest} exactly as emitJSON
@@ -152,12 +154,12 @@ func writeIndentedItems[T any](w *bufio.Writer, items []T) error {
 	return err
 }
 
-func filterEntries(v *homeView, rows map[string]rowInfo, f entriesFilter) ([]entryRow, int) {
-	now := v.opts.clock.NaiveLocalMicros(time.Local)
+func filterEntries(h *home.Home, rows map[string]home.Row, f entriesFilter) ([]entryRow, int) {
+	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
 	list := []entryRow{}
 	total := 0
-	for _, e := range v.routing {
-		stale := e.ResumePending && markerAge(e, now) > freshnessWindowMicros
+	for _, e := range h.Routing.Entries {
+		stale := e.StaleMarker(now)
 		if (f.resumePending && !e.ResumePending) || (f.suspended && !e.Suspended) ||
 			(f.stale && !stale) || (f.platform != "" && e.Platform != f.platform) {
 			continue
@@ -166,39 +168,38 @@ func filterEntries(v *homeView, rows map[string]rowInfo, f entriesFilter) ([]ent
 		if f.limit > 0 && len(list) >= f.limit {
 			continue
 		}
-		list = append(list, makeEntryRow(v, rows, e, stale))
+		list = append(list, makeEntryRow(h, rows, e, stale))
 	}
 	return list, total
 }
 
-func makeEntryRow(v *homeView, rows map[string]rowInfo, e *sessionsjson.Entry, stale bool) entryRow {
+func makeEntryRow(h *home.Home, rows map[string]home.Row, e *sessionsjson.Entry, stale bool) entryRow {
 	r := entryRow{
 		Key: e.Key, SessionID: e.SessionID, Platform: e.Platform,
 		ResumePending: e.ResumePending, ResumeReason: e.ResumeReason, Suspended: e.Suspended,
-		UpdatedAt: e.UpdatedAt.Raw, Row: rowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
+		UpdatedAt: e.UpdatedAt.Raw, Row: home.RowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
 		Skip: e.Skip, Stale: stale,
 	}
 	if e.LastResumeMarkedAt != nil {
 		raw := e.LastResumeMarkedAt.Raw
 		r.LastResumeMarkedAt = &raw
 	}
-	if v.counts != nil {
-		if n, ok := v.counts.Int(e.Key); ok {
+	if counts := h.Counts.Parsed; counts != nil {
+		if n, ok := counts.Int(e.Key); ok {
 			r.RestartCount = &n
 		}
 	}
 	return r
 }
 
-func printEntries(v *homeView, list []entryRow, total int) error {
-	o := v.opts
-	now := o.clock.NaiveLocalMicros(time.Local)
+func printEntries(o *options, h *home.Home, list []entryRow, total int) error {
+	now := o.Clock.NaiveLocalMicros(time.Local)
 	rows := make([][]string, 0, len(list))
 	for _, r := range list {
-		e := v.entry(r.Key)
+		e := h.Entry(r.Key)
 		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(r), relative(now, e.UpdatedAt.WallMicros()), rowLabel(r), countLabel(r.RestartCount)})
 	}
-	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), v.routingSrc)
+	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
 	if err := renderTable(o.stdout, []string{"KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"}, rows); err != nil {
 		return err
 	}
@@ -260,36 +261,37 @@ func runEntriesShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return showEntry(c.Context, o, c.Args().First())
+	return showEntry(c, o, c.Args().First())
 }
 
-func showEntry(ctx context.Context, o *options, key string) error {
-	v, err := loadViewFor(ctx, o, false, mirrorDrop)
+func showEntry(c *cli.Context, o *options, key string) error {
+	h, err := home.Open(c.Context, o.Options, home.Read)
 	if err != nil {
 		return err
 	}
-	defer v.close()
-	e := v.entry(key)
+	defer h.Close()
+	e := h.Entry(key)
 	if e == nil {
-		return withCode(ExitData, fmt.Errorf("no routing entry %q in %s", key, v.routingSrc))
+		return failure.Mark(failure.Data, fmt.Errorf("no routing entry %q in %s", key, h.Routing.Source))
 	}
-	rows, err := v.loadRows(ctx)
+	rows, err := h.Rows(c.Context)
 	if err != nil {
 		return err
 	}
-	lineage, err := v.lineage(ctx, e.SessionID)
+	lineage, err := lineageOf(c, h, e.SessionID)
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"key": key, "entry": json.RawMessage(e.Raw()), "row": rowState(rows, e.SessionID),
+	row := home.RowState(rows, e.SessionID)
+	data := map[string]any{"key": key, "entry": json.RawMessage(e.Raw()), "row": row,
 		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
 	if o.json {
-		return emitJSON(o, newEnvelope(v, o, result{data: data}))
+		return emitJSON(o, newEnvelope(h, o, result{data: data}))
 	}
 	if o.quiet {
 		return nil
 	}
-	return printEntry(o, e, rowState(rows, e.SessionID), lineage)
+	return printEntry(o, e, row, lineage)
 }
 
 func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *lineageData) error {

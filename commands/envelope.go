@@ -5,33 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
 )
-
-// Finding is one health-check result (the contract's {check, severity, subject, message}).
-type Finding struct {
-	Check    string `json:"check"`
-	Severity string `json:"severity"`
-	Subject  string `json:"subject"`
-	Message  string `json:"message"`
-}
-
-// Severities of findings, from worst to mildest.
-const (
-	sevError = "error"
-	sevWarn  = "warn"
-	sevInfo  = "info"
-)
-
-// Change is one changed field, entry, row or file (the contract's {store, target, op, before, after}).
-type Change struct {
-	Store  string `json:"store"`
-	Target string `json:"target"`
-	Op     string `json:"op"`
-	Before any    `json:"before"`
-	After  any    `json:"after"`
-}
 
 // envelope is the one JSON document printed by --json.
 type envelope struct {
@@ -47,8 +26,8 @@ type envelope struct {
 	SchemaVersion  *int              `json:"schema_version"`
 	SchemaKnown    bool              `json:"schema_known"`
 	Applied        bool              `json:"applied"`
-	Findings       []Finding         `json:"findings"`
-	Changes        []Change          `json:"changes"`
+	Findings       []check.Finding   `json:"findings"`
+	Changes        []repair.Change   `json:"changes"`
 	Journal        *string           `json:"journal"`
 	ExitCode       int               `json:"exit_code"`
 	Data           any               `json:"data"`
@@ -65,38 +44,30 @@ type gatewayJSON struct {
 // result is what a command hands to the printer.
 type result struct {
 	applied  bool
-	findings []Finding
-	changes  []Change
-	journal  string   // the journal written (the last one when there are several)
-	journals []string // every journal written, when there are several
+	findings []check.Finding
+	changes  []repair.Change
+	journal  string // the journal written (the newest when there are several)
 	exitCode int
 	data     any
 }
 
-// allJournals returns every journal the command wrote.
-func (r *result) allJournals() []string {
-	if len(r.journals) > 0 {
-		return r.journals
+// outcomeResult is the printable form of a repair's outcome: data.batches lists the
+// transactions of a state.db repair.
+func outcomeResult(out repair.Outcome) result {
+	res := result{applied: out.Applied, findings: out.Findings, changes: out.Changes, journal: out.Journal()}
+	if len(out.Batches) > 0 {
+		res.data = map[string][]*repair.BatchRecord{"batches": out.Batches}
 	}
-	if r.journal != "" {
-		return []string{r.journal}
-	}
-	return nil
+	return res
 }
 
-// add appends another batch's findings and changes to r.
-func (r *result) add(batch result) {
-	r.findings = append(r.findings, batch.findings...)
-	r.changes = append(r.changes, batch.changes...)
-}
-
-func newEnvelope(v *homeView, o *options, r result) envelope {
+func newEnvelope(h *home.Home, o *options, r result) envelope {
 	env := envelope{
-		Command:  o.command,
-		Home:     o.home.Dir,
+		Command:  o.Command,
+		Home:     o.Home.Dir,
 		Paths:    homePaths(o),
-		Now:      formatInstant(o.clock.UnixMicros),
-		NowUnix:  o.clock.Unix,
+		Now:      formatInstant(o.Clock.UnixMicros),
+		NowUnix:  o.Clock.Unix,
 		Applied:  r.applied,
 		Findings: orEmpty(r.findings),
 		Changes:  orEmpty(r.changes),
@@ -106,22 +77,23 @@ func newEnvelope(v *homeView, o *options, r result) envelope {
 	if r.journal != "" {
 		env.Journal = &r.journal
 	}
-	if v != nil {
-		env.GatewayRunning = v.gateway.Running
-		env.Gateway = gatewayJSON{Running: v.gateway.Running, Method: v.gateway.Method, PID: v.gateway.PID, Detail: v.gateway.Detail}
-		env.Storage = v.storage
-		env.Generation = string(v.gen)
-		if v.db != nil {
-			ver := v.schema.Version
+	if h != nil {
+		g := h.Gateway
+		env.GatewayRunning = g.Running
+		env.Gateway = gatewayJSON{Running: g.Running, Method: g.Method, PID: g.PID, Detail: g.Detail}
+		env.Storage = h.Storage.String()
+		env.Generation = string(h.Gen)
+		if h.DB != nil {
+			ver := h.Schema.Version
 			env.SchemaVersion = &ver
-			env.SchemaKnown = v.schema.Known
+			env.SchemaKnown = h.Schema.Known
 		}
 	}
 	return env
 }
 
 func homePaths(o *options) map[string]string {
-	h := o.home
+	h := o.Home
 	return map[string]string{
 		"home":                   h.Dir,
 		"root":                   h.Root,
@@ -168,12 +140,6 @@ func encodeEnvelope(env envelope) ([]byte, error) {
 // formatInstant renders Unix microseconds as RFC 3339 UTC with microseconds.
 func formatInstant(micros int64) string {
 	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
-}
-
-// unixToRFC3339 renders a state.db REAL timestamp for JSON output.
-func unixToRFC3339(sec float64) string {
-	whole, frac := math.Modf(sec)
-	return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1000).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
 }
 
 // relative renders an age like "3d ago" or "in 2m".

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
@@ -23,43 +24,45 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-// options are the global flags, resolved once per command.
+// options are the global flags, resolved once per command: what the engine is given
+// (home.Options) and how the face prints.
 type options struct {
-	home    sessionsjson.Home
-	clock   sessionsjson.Clock
-	json    bool
-	quiet   bool
-	color   bool
-	stdout  io.Writer
-	stderr  io.Writer
-	command string
+	home.Options
+	json     bool
+	quiet    bool
+	color    bool
+	stdout   io.Writer
+	stderr   io.Writer
+	settings settings
 }
 
 // loadOptions resolves the global flags of the running command.
 func loadOptions(c *cli.Context, command string) (*options, error) {
-	home, err := sessionsjson.ResolveHome(sessionsjson.HomeOptions{
+	h, err := sessionsjson.ResolveHome(sessionsjson.HomeOptions{
 		Home:        c.String("home"),
 		Profile:     c.String("profile"),
 		Getenv:      os.Getenv,
 		UserHomeDir: userHomeDir(),
 	})
 	if err != nil {
-		return nil, withCode(ExitUsage, fmt.Errorf("resolve home: %w", err))
+		return nil, usage(fmt.Errorf("resolve home: %w", err))
 	}
 	clock, err := parseClock(c.String("now"))
 	if err != nil {
 		return nil, err
 	}
-	return &options{
-		home:    home,
-		clock:   clock,
-		json:    c.Bool("json"),
-		quiet:   c.Bool("quiet"),
-		color:   useColor(c.Bool("no-color"), c.App.Writer),
-		stdout:  c.App.Writer,
-		stderr:  c.App.ErrWriter,
-		command: command,
-	}, nil
+	s, _ := c.App.Metadata[settingsKey].(settings)
+	o := &options{
+		Options:  home.Options{Home: h, Clock: clock, Command: command},
+		json:     c.Bool("json"),
+		quiet:    c.Bool("quiet"),
+		color:    useColor(c.Bool("no-color"), c.App.Writer),
+		stdout:   c.App.Writer,
+		stderr:   c.App.ErrWriter,
+		settings: s,
+	}
+	o.Warn = o.warn
+	return o, nil
 }
 
 func userHomeDir() string {

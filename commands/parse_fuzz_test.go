@@ -1,10 +1,8 @@
 package commands
 
 import (
-	"bytes"
 	"math"
 	"testing"
-	"unicode/utf8"
 )
 
 func TestParseAge(t *testing.T) {
@@ -44,33 +42,4 @@ func FuzzParseAge(f *testing.F) {
 			t.Fatalf("parseAge(%q) = %v", s, age)
 		}
 	})
-}
-
-// FuzzReadmeText: never panics; whatever it returns is valid UTF-8 (invalid bytes become
-// U+FFFD, so it can be longer than its input) and came from a JSON object.
-func FuzzReadmeText(f *testing.F) {
-	for _, s := range []string{`{"_README": "x", "k": {}}`, `{"k": 1}`, `[]`, `{"_README": 3}`, ``, `{"_README"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got := readmeText(data)
-		if got != "" && (!utf8.ValidString(got) || !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))) {
-			t.Fatalf("readmeText(%q) = %q", data, got)
-		}
-	})
-}
-
-func TestWALResetBug(t *testing.T) {
-	tests := []struct {
-		version string
-		bug     bool
-	}{
-		{"3.6.23", false}, {"3.7.0", true}, {"3.40.1", true}, {"3.44.6", false}, {"3.50.7", false},
-		{"3.51.2", true}, {"3.51.3", false}, {"3.54.1", false}, {"4.0.0", false}, {"junk", false},
-	}
-	for _, tt := range tests {
-		if got := walResetBug(tt.version); got != tt.bug {
-			t.Errorf("walResetBug(%q) = %v, want %v", tt.version, got, tt.bug)
-		}
-	}
 }

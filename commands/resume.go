@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
@@ -31,7 +33,7 @@ func resumeCommand() *cli.Command {
 				Flags: repairFlags(
 					&cli.BoolFlag{Name: "all", Usage: "every entry with resume_pending"},
 					&cli.BoolFlag{Name: "stale", Usage: "markers older than --max-age"},
-					&cli.StringFlag{Name: "max-age", Value: "1h", Usage: "age `D` for --stale (e.g. 90m, 1h, 2d)"},
+					&cli.StringFlag{Name: "max-age", Value: formatAge(repair.StaleMaxAge), Usage: "age `D` for --stale (e.g. 90m, 1h, 2d)"},
 				),
 				Action: runResumeClear,
 			},
@@ -41,44 +43,17 @@ func resumeCommand() *cli.Command {
 
 func runResumeMark(c *cli.Context) error {
 	reason := c.String("reason")
-	if !autoResumeReasons[reason] {
+	if !sessionsjson.IsAutoResumeReason(reason) {
 		return usagef("--reason must be restart_timeout, shutdown_timeout or restart_interrupted, not %q", reason)
 	}
 	if c.NArg() == 0 {
 		return usagef("resume mark needs at least one KEY")
 	}
-	r, err := startRepair(c, "resume mark")
+	o, r, err := startRepair(c, "resume mark", home.Read)
 	if err != nil {
 		return err
 	}
-	stamp := sessionsjson.FormatNaive(r.o.clock.NaiveLocalMicros(time.Local))
-	var p routingPlan
-	for _, key := range c.Args().Slice() {
-		e, f := lookupForEdit(r.v, key)
-		if f != nil {
-			p.findings = append(p.findings, *f)
-			continue
-		}
-		if e.Suspended {
-			p.findings = append(p.findings, Finding{"resume.suspended", sevWarn, key,
-				"entry is suspended: the runtime refuses to mark it (unsuspend first if a resume is wanted)"})
-			continue
-		}
-		p.edits = append(p.edits, entryEdit{key, []fieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}})
-	}
-	return runRoutingRepair(r, p)
-}
-
-// lookupForEdit finds a loadable entry or explains why it cannot be edited.
-func lookupForEdit(v *homeView, key string) (*sessionsjson.Entry, *Finding) {
-	e := v.entry(key)
-	if e == nil {
-		return nil, &Finding{"entry.unknown", sevWarn, key, "no such routing entry (see sessionctl entries list)"}
-	}
-	if e.Skip != "" {
-		return nil, &Finding{"entry.skipped", sevWarn, key, "the runtime skips this entry (" + e.Skip + "); not edited"}
-	}
-	return e, nil
+	return runRouting(c, o, r, repair.PlanResumeMark(r.H, c.Args().Slice(), reason))
 }
 
 func runResumeClear(c *cli.Context) error {
@@ -90,40 +65,12 @@ func runResumeClear(c *cli.Context) error {
 	if err != nil {
 		return usagef("--max-age: %v", err)
 	}
-	r, err := startRepair(c, "resume clear")
+	o, r, err := startRepair(c, "resume clear", home.Read)
 	if err != nil {
 		return err
 	}
-	return runRoutingRepair(r, planResumeClear(r.v, c.Args().Slice(), all, stale, maxAge))
-}
-
-// planResumeClear selects the entries to clear: the keys given, every pending one, or the
-// pending ones whose marker is older than maxAge seconds.
-func planResumeClear(v *homeView, keys []string, all, stale bool, maxAge float64) routingPlan {
-	var p routingPlan
-	clear := []fieldEdit{{"resume_pending", false}, {"resume_reason", nil}, {"last_resume_marked_at", nil}}
-	if all || stale {
-		now := v.opts.clock.NaiveLocalMicros(time.Local)
-		for _, e := range v.loaded() {
-			if e.ResumePending && (all || float64(markerAge(e, now)) > maxAge*1e6) {
-				p.edits = append(p.edits, entryEdit{e.Key, clear})
-			}
-		}
-		return p
-	}
-	for _, key := range keys {
-		e, f := lookupForEdit(v, key)
-		if f != nil {
-			p.findings = append(p.findings, *f)
-			continue
-		}
-		if !e.ResumePending {
-			p.findings = append(p.findings, Finding{"resume.not-pending", sevInfo, key, "not resume_pending: nothing to clear"})
-			continue
-		}
-		p.edits = append(p.edits, entryEdit{key, clear})
-	}
-	return p
+	sel := repair.ClearSelection{Keys: c.Args().Slice(), All: all, Stale: stale, MaxAge: maxAge}
+	return runRouting(c, o, r, repair.PlanResumeClear(r.H, sel))
 }
 
 // parseAge parses an age like "90s", "90m", "1h", "7d" or plain seconds, into seconds.
@@ -145,4 +92,16 @@ func parseAge(s string) (float64, error) {
 		return 0, bad
 	}
 	return n * unit, nil
+}
+
+// formatAge writes seconds as an age parseAge reads back: whole days from two days on as
+// "7d", whole hours as "24h", else seconds with "s".
+func formatAge(seconds float64) string {
+	switch {
+	case seconds >= 2*86400 && math.Mod(seconds, 86400) == 0:
+		return strconv.FormatFloat(seconds/86400, 'f', -1, 64) + "d"
+	case seconds >= 3600 && math.Mod(seconds, 3600) == 0:
+		return strconv.FormatFloat(seconds/3600, 'f', -1, 64) + "h"
+	}
+	return strconv.FormatFloat(seconds, 'f', -1, 64) + "s"
 }

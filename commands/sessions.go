@@ -6,14 +6,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
-)
-
-// Default ages of the runtime's repairs, in seconds.
-const (
-	orphanMinAgeSeconds = 604800.0 // finalize_orphaned_compression_sessions: 7 days
-	ghostMinAgeSeconds  = 86400.0  // prune_empty_ghost_sessions: 24 h
 )
 
 func sessionsCommand() *cli.Command {
@@ -45,33 +40,6 @@ func sessionsCommand() *cli.Command {
 	}
 }
 
-// sessionRow is one element of data.sessions.
-type sessionRow struct {
-	ID              string   `json:"id"`
-	Source          string   `json:"source"`
-	ParentSessionID *string  `json:"parent_session_id"`
-	StartedAt       string   `json:"started_at"`
-	StartedAtUnix   float64  `json:"started_at_unix"`
-	EndedAt         *string  `json:"ended_at"`
-	EndedAtUnix     *float64 `json:"ended_at_unix"`
-	EndReason       *string  `json:"end_reason"`
-	Title           *string  `json:"title"`
-	MessageCount    int64    `json:"message_count"`
-	APICallCount    *int64   `json:"api_call_count,omitempty"`
-	SessionKey      *string  `json:"session_key,omitempty"`
-}
-
-func toSessionRow(s statedb.Session) sessionRow {
-	r := sessionRow{ID: s.ID, Source: s.Source, ParentSessionID: s.ParentID, StartedAt: unixToRFC3339(s.StartedAt),
-		StartedAtUnix: s.StartedAt, EndedAtUnix: s.EndedAt, EndReason: s.EndReason, Title: s.Title,
-		MessageCount: s.MessageCount, APICallCount: s.APICallCount, SessionKey: s.SessionKey}
-	if s.EndedAt != nil {
-		t := unixToRFC3339(*s.EndedAt)
-		r.EndedAt = &t
-	}
-	return r
-}
-
 type sessionsFilter struct {
 	source                       string
 	open, ended, orphans, ghosts bool
@@ -93,38 +61,39 @@ func runSessionsList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return listSessions(c.Context, o, f)
+	return listSessions(c, o, f)
 }
 
-// loadViewWithDB is loadView for reads that need a state.db.
-func loadViewWithDB(ctx context.Context, o *options) (*homeView, error) {
-	v, err := loadViewFor(ctx, o, false, mirrorDrop)
+// openWithDB opens the home for a read that needs state.db.
+func openWithDB(c *cli.Context, o *options) (*home.Home, error) {
+	h, err := home.Open(c.Context, o.Options, home.Read)
 	if err != nil {
 		return nil, err
 	}
-	if v.db == nil {
-		v.close()
-		return nil, withCode(ExitData, fmt.Errorf("no state.db at %s", o.home.StateDB()))
+	if err := h.NeedDB(); err != nil {
+		h.Close()
+		return nil, err
 	}
-	return v, nil
+	return h, nil
 }
 
-func listSessions(ctx context.Context, o *options, f sessionsFilter) error {
-	v, err := loadViewWithDB(ctx, o)
+func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
+	h, err := openWithDB(c, o)
 	if err != nil {
 		return err
 	}
-	defer v.close()
+	defer h.Close()
+	ctx := c.Context
 	if o.json {
-		return emitJSONStream(o, newEnvelope(v, o, result{}), "sessions", func(emit func(any) error) error {
-			return eachSessionRow(ctx, v, f, func(r sessionRow) error { return emit(r) })
+		return emitJSONStream(o, newEnvelope(h, o, result{}), "sessions", func(emit func(any) error) error {
+			return eachSessionRow(ctx, h, f, func(r home.SessionRow) error { return emit(r) })
 		})
 	}
 	if o.quiet {
 		return nil
 	}
-	var list []sessionRow
-	if err := eachSessionRow(ctx, v, f, func(r sessionRow) error {
+	var list []home.SessionRow
+	if err := eachSessionRow(ctx, h, f, func(r home.SessionRow) error {
 		list = append(list, r)
 		return nil
 	}); err != nil {
@@ -134,8 +103,8 @@ func listSessions(ctx context.Context, o *options, f sessionsFilter) error {
 }
 
 // eachSessionRow streams the sessions the filter selects, newest first.
-func eachSessionRow(ctx context.Context, v *homeView, f sessionsFilter, fn func(sessionRow) error) error {
-	wanted, err := candidateIDs(ctx, v, f)
+func eachSessionRow(ctx context.Context, h *home.Home, f sessionsFilter, fn func(home.SessionRow) error) error {
+	wanted, err := candidateIDs(ctx, h, f)
 	if err != nil {
 		return err
 	}
@@ -143,7 +112,7 @@ func eachSessionRow(ctx context.Context, v *homeView, f sessionsFilter, fn func(
 		return nil
 	}
 	filter := statedb.SessionFilter{Source: f.source, Open: f.open, Ended: f.ended, IDs: wanted, Limit: f.limit}
-	err = v.db.EachSession(ctx, filter, func(s statedb.Session) error { return fn(toSessionRow(s)) })
+	err = h.DB.EachSession(ctx, filter, func(s statedb.Session) error { return fn(home.NewSessionRow(s)) })
 	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
@@ -151,11 +120,11 @@ func eachSessionRow(ctx context.Context, v *homeView, f sessionsFilter, fn func(
 }
 
 // candidateIDs narrows the listing to repair candidates; nil means no narrowing.
-func candidateIDs(ctx context.Context, v *homeView, f sessionsFilter) ([]string, error) {
-	now := v.opts.clock.Unix
+func candidateIDs(ctx context.Context, h *home.Home, f sessionsFilter) ([]string, error) {
+	now := h.Opts.Clock.Unix
 	var ids []string
 	if f.orphans {
-		orphans, err := v.db.FinalizeCandidates(ctx, now, orphanMinAgeSeconds)
+		orphans, err := h.DB.FinalizeCandidates(ctx, now, statedb.DefaultOrphanMinAge)
 		if err != nil {
 			return nil, fmt.Errorf("--orphans: %w", err)
 		}
@@ -164,7 +133,7 @@ func candidateIDs(ctx context.Context, v *homeView, f sessionsFilter) ([]string,
 		}
 	}
 	if f.ghosts {
-		ghosts, err := v.db.GhostCandidates(ctx, now, ghostMinAgeSeconds)
+		ghosts, err := h.DB.GhostCandidates(ctx, now, statedb.DefaultGhostMinAge)
 		if err != nil {
 			return nil, fmt.Errorf("--ghosts: %w", err)
 		}
@@ -200,7 +169,7 @@ func intersectOrSet(have, add []string, intersect bool) []string {
 	return out
 }
 
-func printSessions(o *options, list []sessionRow) error {
+func printSessions(o *options, list []home.SessionRow) error {
 	rows := make([][]string, 0, len(list))
 	for _, s := range list {
 		state := "open"
@@ -209,7 +178,7 @@ func printSessions(o *options, list []sessionRow) error {
 		} else if s.EndedAt != nil {
 			state = "ended"
 		}
-		rows = append(rows, []string{s.ID, s.Source, relative(o.clock.UnixMicros, int64(s.StartedAtUnix*1e6)), state,
+		rows = append(rows, []string{s.ID, s.Source, relative(o.Clock.UnixMicros, int64(s.StartedAtUnix*1e6)), state,
 			strconv.FormatInt(s.MessageCount, 10), deref(s.ParentSessionID), deref(s.Title)})
 	}
 	fmt.Fprintf(o.stdout, "%d session%s\n", len(list), plural(len(list), "", "s"))
@@ -231,86 +200,72 @@ func runSessionsShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return showSession(c.Context, o, c.Args().First())
+	return showSession(c, o, c.Args().First())
 }
 
 // lineageData is the lineage of a session: ancestors (oldest first), children, and the tip.
 type lineageData struct {
-	Ancestors []sessionRow `json:"ancestors"`
-	Children  []sessionRow `json:"children"`
-	Tip       string       `json:"compression_tip,omitempty"`
+	Ancestors []home.SessionRow `json:"ancestors"`
+	Children  []home.SessionRow `json:"children"`
+	Tip       string            `json:"compression_tip,omitempty"`
 }
 
-func (v *homeView) lineage(ctx context.Context, id string) (*lineageData, error) {
-	if v.db == nil || id == "" {
-		return nil, nil
+// lineageOf reads the lineage of session id for output (nil without state.db or id).
+func lineageOf(c *cli.Context, h *home.Home, id string) (*lineageData, error) {
+	l, err := h.Lineage(c.Context, id)
+	if l == nil || err != nil {
+		return nil, err
 	}
-	anc, err := v.db.Ancestors(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("ancestors of %s: %w", id, err)
+	out := &lineageData{Ancestors: []home.SessionRow{}, Children: []home.SessionRow{}, Tip: l.Tip}
+	for _, s := range l.Ancestors {
+		out.Ancestors = append(out.Ancestors, home.NewSessionRow(s))
 	}
-	kids, err := v.db.Children(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("children of %s: %w", id, err)
+	for _, s := range l.Children {
+		out.Children = append(out.Children, home.NewSessionRow(s))
 	}
-	l := &lineageData{Ancestors: []sessionRow{}, Children: []sessionRow{}}
-	for i := len(anc) - 1; i >= 0; i-- {
-		l.Ancestors = append(l.Ancestors, toSessionRow(anc[i]))
-	}
-	for _, k := range kids {
-		l.Children = append(l.Children, toSessionRow(k))
-	}
-	if rule := statedb.TipRuleForSchema(v.schema.Version); rule != statedb.TipNone {
-		tip, err := v.db.CompressionTip(ctx, id, rule)
-		if err != nil {
-			return nil, fmt.Errorf("compression tip of %s: %w", id, err)
-		}
-		if tip != id {
-			l.Tip = tip
-		}
-	}
-	return l, nil
+	return out, nil
 }
 
-func showSession(ctx context.Context, o *options, prefix string) error {
-	v, err := loadViewWithDB(ctx, o)
+func showSession(c *cli.Context, o *options, prefix string) error {
+	h, err := openWithDB(c, o)
 	if err != nil {
 		return err
 	}
-	defer v.close()
-	id, err := v.db.ResolveID(ctx, prefix)
+	defer h.Close()
+	ctx := c.Context
+	id, err := h.DB.ResolveID(ctx, prefix)
 	if errors.Is(err, statedb.ErrAmbiguous) {
 		return usagef("session id prefix %q matches more than one session", prefix)
 	}
 	if err != nil {
 		return fmt.Errorf("session %q: %w", prefix, err)
 	}
-	s, err := v.db.Session(ctx, id)
+	s, err := h.DB.Session(ctx, id)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}
-	lineage, err := v.lineage(ctx, id)
+	lineage, err := lineageOf(c, h, id)
 	if err != nil {
 		return err
 	}
-	lock, err := v.db.LiveCompressionLock(ctx, id, o.clock.Unix)
+	lock, err := h.DB.LiveCompressionLock(ctx, id, o.Clock.Unix)
 	if err != nil {
 		return fmt.Errorf("compression lock of %s: %w", id, err)
 	}
-	keys := entriesPointingAt(v, id)
+	keys := entriesPointingAt(h, id)
 	if o.json {
-		return emitJSON(o, newEnvelope(v, o, result{data: map[string]any{"session": toSessionRow(s), "lineage": lineage,
+		return emitJSON(o, newEnvelope(h, o, result{data: map[string]any{"session": home.NewSessionRow(s), "lineage": lineage,
 			"entries": keys, "compression_lock": lock}}))
 	}
 	if o.quiet {
 		return nil
 	}
-	return printSession(o, toSessionRow(s), lineage, keys, lock)
+	return printSession(o, home.NewSessionRow(s), lineage, keys, lock)
 }
 
-func entriesPointingAt(v *homeView, id string) []string {
+func entriesPointingAt(h *home.Home, id string) []string {
 	keys := []string{}
-	for _, e := range v.routing {
+	for _, e := range h.Routing.Entries {
 		if e.SessionID == id {
 			keys = append(keys, e.Key)
 		}
@@ -318,9 +273,9 @@ func entriesPointingAt(v *homeView, id string) []string {
 	return keys
 }
 
-func printSession(o *options, s sessionRow, l *lineageData, keys []string, lock *statedb.CompressionLock) error {
+func printSession(o *options, s home.SessionRow, l *lineageData, keys []string, lock *statedb.CompressionLock) error {
 	w := o.stdout
-	fmt.Fprintf(w, "id          %s\nsource      %s\nstarted     %s (%s)\n", s.ID, s.Source, s.StartedAt, relative(o.clock.UnixMicros, int64(s.StartedAtUnix*1e6)))
+	fmt.Fprintf(w, "id          %s\nsource      %s\nstarted     %s (%s)\n", s.ID, s.Source, s.StartedAt, relative(o.Clock.UnixMicros, int64(s.StartedAtUnix*1e6)))
 	if s.EndedAt != nil {
 		fmt.Fprintf(w, "ended       %s (%s)\n", *s.EndedAt, deref(s.EndReason))
 	} else {
@@ -329,7 +284,7 @@ func printSession(o *options, s sessionRow, l *lineageData, keys []string, lock 
 	fmt.Fprintf(w, "title       %s\nmessages    %d\nparent      %s\n", deref(s.Title), s.MessageCount, deref(s.ParentSessionID))
 	fmt.Fprintf(w, "entries     %v\n", keys)
 	if lock != nil {
-		fmt.Fprintf(w, "compression lock held by %s until %s\n", lock.Holder, unixToRFC3339(lock.ExpiresAt))
+		fmt.Fprintf(w, "compression lock held by %s until %s\n", lock.Holder, home.UnixToRFC3339(lock.ExpiresAt))
 	}
 	return printLineage(o, l)
 }

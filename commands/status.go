@@ -1,11 +1,12 @@
 package commands
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/fatih/color"
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
 )
@@ -34,16 +35,16 @@ type statusCounts struct {
 
 // statusData is data of `status --json`.
 type statusData struct {
-	Counts        statusCounts   `json:"counts"`
-	RoutingSource string         `json:"routing_source"`
-	ForeignScopes map[string]int `json:"foreign_scopes,omitempty"`
-	RestartCounts map[string]any `json:"restart_failure_counts"`
-	CleanShutdown bool           `json:"clean_shutdown"`
-	JournalMode   string         `json:"journal_mode,omitempty"`
-	NextStart     []startAction  `json:"next_start"`
-	Gateway       string         `json:"gateway_detail"`
-	SQLiteVersion string         `json:"sqlite_version,omitempty"`
-	Schema        *schemaSummary `json:"schema,omitempty"`
+	Counts        statusCounts        `json:"counts"`
+	RoutingSource string              `json:"routing_source"`
+	ForeignScopes map[string]int      `json:"foreign_scopes,omitempty"`
+	RestartCounts map[string]any      `json:"restart_failure_counts"`
+	CleanShutdown bool                `json:"clean_shutdown"`
+	JournalMode   string              `json:"journal_mode,omitempty"`
+	NextStart     []check.StartAction `json:"next_start"`
+	Gateway       string              `json:"gateway_detail"`
+	SQLiteVersion string              `json:"sqlite_version,omitempty"`
+	Schema        *schemaSummary      `json:"schema,omitempty"`
 }
 
 // schemaSummary is the state.db schema as status reports it.
@@ -71,59 +72,60 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return showStatus(c.Context, o)
+	return showStatus(c, o)
 }
 
-func showStatus(ctx context.Context, o *options) error {
-	v, err := loadViewFor(ctx, o, false, mirrorDrop)
+func showStatus(c *cli.Context, o *options) error {
+	h, err := home.Open(c.Context, o.Options, home.Read)
 	if err != nil {
 		return err
 	}
-	defer v.close()
-	data, findings, err := buildStatus(ctx, v)
+	defer h.Close()
+	data, err := buildStatus(c, h)
 	if err != nil {
 		return err
 	}
+	findings := check.Scope(h)
 	if o.json {
-		return emitJSON(o, newEnvelope(v, o, result{data: data, findings: findings}))
+		return emitJSON(o, newEnvelope(h, o, result{data: data, findings: findings}))
 	}
 	if o.quiet {
 		return nil
 	}
-	return printStatus(v, data, findings)
+	return printStatus(o, h, data, findings)
 }
 
-func buildStatus(ctx context.Context, v *homeView) (statusData, []Finding, error) {
-	rows, err := v.loadRows(ctx)
+func buildStatus(c *cli.Context, h *home.Home) (statusData, error) {
+	rows, err := h.Rows(c.Context)
 	if err != nil {
-		return statusData{}, nil, err
+		return statusData{}, err
 	}
 	d := statusData{
-		RoutingSource: v.routingSrc,
-		ForeignScopes: v.foreign,
-		RestartCounts: countsMap(v),
-		CleanShutdown: v.cleanShut,
-		Gateway:       v.gateway.Detail,
-		NextStart:     orEmpty(previewStart(v, rows)),
+		RoutingSource: h.Routing.Source.String(),
+		ForeignScopes: h.Routing.Foreign,
+		RestartCounts: countsMap(h),
+		CleanShutdown: h.CleanShutdown,
+		Gateway:       h.Gateway.Detail,
+		NextStart:     orEmpty(check.PreviewStart(h, rows)),
 	}
-	d.Counts = routingCounts(v)
-	if v.db != nil {
-		t, err := v.db.Totals(ctx)
+	d.Counts = routingCounts(h)
+	if h.DB != nil {
+		t, err := h.DB.Totals(c.Context)
 		if err != nil {
-			return d, nil, fmt.Errorf("state.db: %w", err)
+			return d, fmt.Errorf("state.db: %w", err)
 		}
 		d.Counts.Sessions, d.Counts.OpenSessions, d.Counts.EndedSessions, d.Counts.Messages = t.Sessions, t.Open, t.Ended, t.Messages
-		d.Schema = summariseSchema(v.schema)
-		d.JournalMode = v.schema.JournalMode
-		d.SQLiteVersion = v.schema.SQLiteVersion
+		d.Schema = summariseSchema(h.Schema)
+		d.JournalMode = h.Schema.JournalMode
+		d.SQLiteVersion = h.Schema.SQLiteVersion
 	}
-	return d, scopeFindings(v), nil
+	return d, nil
 }
 
-func routingCounts(v *homeView) statusCounts {
-	now := v.opts.clock.NaiveLocalMicros(time.Local)
+func routingCounts(h *home.Home) statusCounts {
+	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
 	var c statusCounts
-	for _, e := range v.routing {
+	for _, e := range h.Routing.Entries {
 		if e.Skip != "" {
 			c.Skipped++
 			continue
@@ -131,7 +133,7 @@ func routingCounts(v *homeView) statusCounts {
 		c.Entries++
 		if e.ResumePending {
 			c.ResumePending++
-			if markerAge(e, now) > freshnessWindowMicros {
+			if e.StaleMarker(now) {
 				c.Stale++
 			}
 		}
@@ -142,54 +144,39 @@ func routingCounts(v *homeView) statusCounts {
 	return c
 }
 
-func countsMap(v *homeView) map[string]any {
-	if v.counts == nil {
+func countsMap(h *home.Home) map[string]any {
+	counts := h.Counts.Parsed
+	if counts == nil {
 		return nil
 	}
-	out := make(map[string]any, len(v.counts.Keys))
-	for _, k := range v.counts.Keys {
-		if n, ok := v.counts.Int(k); ok {
+	out := make(map[string]any, len(counts.Keys))
+	for _, k := range counts.Keys {
+		if n, ok := counts.Int(k); ok {
 			out[k] = n
 		} else {
-			out[k] = string(v.counts.Values[k])
+			out[k] = string(counts.Values[k])
 		}
 	}
 	return out
 }
 
-// scopeFindings says clearly when the gateway_routing rows belong to another home.
-func scopeFindings(v *homeView) []Finding {
-	var out []Finding
-	for scope, n := range v.foreign {
-		out = append(out, Finding{
-			Check:    "routing.foreign-scope",
-			Severity: sevError,
-			Subject:  scope,
-			Message: fmt.Sprintf("%d gateway_routing row(s) belong to scope %s, not this home's %s (home copied or restored elsewhere?); "+
-				"the runtime ignores them here: relocate with UPDATE gateway_routing SET scope=… or run the gateway at the original path", n, scope, v.scope),
-		})
-	}
-	return out
-}
-
-func printStatus(v *homeView, d statusData, findings []Finding) error {
-	o := v.opts
+func printStatus(o *options, h *home.Home, d statusData, findings []check.Finding) error {
 	w := o.stdout
-	fmt.Fprintf(w, "home        %s\n", o.home.Dir)
-	if o.home.Profile != "" {
-		fmt.Fprintf(w, "profile     %s (from %s)\n", o.home.Profile, o.home.ProfileSource)
+	fmt.Fprintf(w, "home        %s\n", o.Home.Dir)
+	if o.Home.Profile != "" {
+		fmt.Fprintf(w, "profile     %s (from %s)\n", o.Home.Profile, o.Home.ProfileSource)
 	}
-	fmt.Fprintf(w, "sessions    %s\n", o.home.SessionsJSON())
-	fmt.Fprintf(w, "state.db    %s\n", o.home.StateDB())
-	fmt.Fprintf(w, "gateway     %s (%s)\n", gatewayWord(o, v.gateway.Running), v.gateway.Detail)
-	fmt.Fprintf(w, "storage     %s, routing read from %s\n", v.storage, v.routingSrc)
-	fmt.Fprintf(w, "generation  %s\n", v.gen)
-	if v.db != nil {
+	fmt.Fprintf(w, "sessions    %s\n", o.Home.SessionsJSON())
+	fmt.Fprintf(w, "state.db    %s\n", o.Home.StateDB())
+	fmt.Fprintf(w, "gateway     %s (%s)\n", gatewayWord(o, h.Gateway.Running), h.Gateway.Detail)
+	fmt.Fprintf(w, "storage     %s, routing read from %s\n", h.Storage, h.Routing.Source)
+	fmt.Fprintf(w, "generation  %s\n", h.Gen)
+	if h.DB != nil {
 		known := "known"
-		if !v.schema.Known {
+		if !h.Schema.Known {
 			known = o.paint("UNKNOWN (newer than this tool: read-only)", color.FgRed)
 		}
-		fmt.Fprintf(w, "schema      v%d, %s, journal %s, SQLite %s\n", v.schema.Version, known, v.schema.JournalMode, v.schema.SQLiteVersion)
+		fmt.Fprintf(w, "schema      v%d, %s, journal %s, SQLite %s\n", h.Schema.Version, known, h.Schema.JournalMode, h.Schema.SQLiteVersion)
 	} else {
 		fmt.Fprintf(w, "schema      no state.db\n")
 	}
@@ -197,8 +184,8 @@ func printStatus(v *homeView, d statusData, findings []Finding) error {
 	fmt.Fprintf(w, "entries     %d loaded, %d skipped by the runtime; %d resume_pending (%d stale), %d suspended\n",
 		c.Entries, c.Skipped, c.ResumePending, c.Stale, c.Suspended)
 	fmt.Fprintf(w, "sessions    %d (%d open, %d ended), %d messages\n", c.Sessions, c.OpenSessions, c.EndedSessions, c.Messages)
-	fmt.Fprintf(w, "counts      %s\n", describeCounts(v))
-	fmt.Fprintf(w, "shutdown    %s\n", describeCleanShutdown(v.cleanShut))
+	fmt.Fprintf(w, "counts      %s\n", describeCounts(h.Counts))
+	fmt.Fprintf(w, "shutdown    %s\n", describeCleanShutdown(h.CleanShutdown))
 	printFindings(o, findings)
 	return printNextStart(o, d.NextStart)
 }
@@ -210,14 +197,14 @@ func gatewayWord(o *options, running bool) string {
 	return "not running"
 }
 
-func describeCounts(v *homeView) string {
+func describeCounts(c home.Counts) string {
 	switch {
-	case !v.countsRaw:
+	case !c.Present:
 		return ".restart_failure_counts absent"
-	case v.countsErr != nil:
-		return fmt.Sprintf(".restart_failure_counts unreadable (%v); the runtime leaves it in place", v.countsErr)
+	case c.Err != nil:
+		return fmt.Sprintf(".restart_failure_counts unreadable (%v); the runtime leaves it in place", c.Err)
 	default:
-		return fmt.Sprintf(".restart_failure_counts: %d key(s)", len(v.counts.Keys))
+		return fmt.Sprintf(".restart_failure_counts: %d key(s)", len(c.Parsed.Keys))
 	}
 }
 
@@ -228,7 +215,7 @@ func describeCleanShutdown(present bool) string {
 	return ".clean_shutdown absent: the next start runs crash recovery (entries updated within 120 s)"
 }
 
-func printNextStart(o *options, actions []startAction) error {
+func printNextStart(o *options, actions []check.StartAction) error {
 	if len(actions) == 0 {
 		fmt.Fprintln(o.stdout, "next start  nothing changes")
 		return nil
@@ -241,17 +228,17 @@ func printNextStart(o *options, actions []startAction) error {
 	return renderTable(o.stdout, []string{"KEY", "ACTION", "WHY"}, rows)
 }
 
-func printFindings(o *options, findings []Finding) {
+func printFindings(o *options, findings []check.Finding) {
 	for _, f := range findings {
 		fmt.Fprintf(o.stdout, "%s %s %s: %s\n", severityWord(o, f.Severity), f.Check, f.Subject, f.Message)
 	}
 }
 
-func severityWord(o *options, sev string) string {
+func severityWord(o *options, sev check.Severity) string {
 	switch sev {
-	case sevError:
+	case check.Error:
 		return o.paint("ERROR", color.FgRed, color.Bold)
-	case sevWarn:
+	case check.Warn:
 		return o.paint("WARN ", color.FgYellow)
 	default:
 		return "INFO "

@@ -1,10 +1,9 @@
 package commands
 
 import (
-	"context"
-	"fmt"
-
-	"github.com/sessionctl/sessionctl/statedb"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,23 +31,11 @@ func runSetSuspended(c *cli.Context, command string, value bool) error {
 	if c.NArg() == 0 {
 		return usagef("%s needs at least one KEY", command)
 	}
-	r, err := startRepair(c, command)
+	o, r, err := startRepair(c, command, home.Read)
 	if err != nil {
 		return err
 	}
-	var p routingPlan
-	for _, key := range c.Args().Slice() {
-		e, f := lookupForEdit(r.v, key)
-		if f != nil {
-			p.findings = append(p.findings, *f)
-			continue
-		}
-		if e.Suspended == value {
-			continue
-		}
-		p.edits = append(p.edits, entryEdit{key, []fieldEdit{{"suspended", value}}})
-	}
-	return runRoutingRepair(r, p)
+	return runRouting(c, o, r, repair.PlanSetSuspended(r.H, c.Args().Slice(), value))
 }
 
 func suspendStuckCommand() *cli.Command {
@@ -56,7 +43,7 @@ func suspendStuckCommand() *cli.Command {
 		Name:      "suspend-stuck",
 		Usage:     "suspend entries whose restart count is at or over the threshold (the gateway's stuck-loop rule)",
 		ArgsUsage: " ",
-		Flags:     repairFlags(&cli.IntFlag{Name: "threshold", Value: stuckLoopThreshold, Usage: "restart count `N` that marks a stuck loop"}),
+		Flags:     repairFlags(&cli.IntFlag{Name: "threshold", Value: sessionsjson.StuckLoopThreshold, Usage: "restart count `N` that marks a stuck loop"}),
 		Action:    runSuspendStuck,
 	}
 }
@@ -69,54 +56,11 @@ func runSuspendStuck(c *cli.Context) error {
 	if threshold < 1 {
 		return usagef("--threshold must be 1 or more")
 	}
-	r, err := startRepair(c, "suspend-stuck")
+	o, r, err := startRepair(c, "suspend-stuck", home.Read)
 	if err != nil {
 		return err
 	}
-	return runRoutingRepair(r, planSuspendStuck(r.v, int64(threshold)))
-}
-
-// planSuspendStuck suspends loaded, unsuspended entries at or over the threshold and removes
-// exactly those keys from the counts file (removing the file when it becomes empty).
-func planSuspendStuck(v *homeView, threshold int64) routingPlan {
-	var p routingPlan
-	if v.countsErr != nil {
-		p.findings = append(p.findings, Finding{"counts.unparseable", sevWarn, ".restart_failure_counts",
-			fmt.Sprintf("unparseable (%v): left alone, as the runtime does", v.countsErr)})
-		return p
-	}
-	if v.counts == nil {
-		return p
-	}
-	var acted []string
-	for _, key := range v.counts.Keys {
-		n, ok := v.counts.Int(key)
-		if !ok {
-			p.findings = append(p.findings, Finding{"counts.not-integer", sevWarn, key, "count is not an integer: skipped"})
-			continue
-		}
-		e := v.entry(key)
-		if n < threshold || e == nil || e.Skip != "" || e.Suspended {
-			continue
-		}
-		p.edits = append(p.edits, entryEdit{key, []fieldEdit{{"suspended", true}}})
-		acted = append(acted, key)
-	}
-	if len(acted) > 0 {
-		p.counts = countsImage(v, acted)
-	}
-	return p
-}
-
-func countsImage(v *homeView, acted []string) *fileImage {
-	before := v.countsData
-	rest := v.counts.Without(acted...)
-	img := &fileImage{Path: v.opts.home.CountsFile(), Before: &before}
-	if rest.Len() > 0 {
-		after := rest.Encode()
-		img.After = &after
-	}
-	return img
+	return runRouting(c, o, r, repair.PlanSuspendStuck(r.H, int64(threshold)))
 }
 
 func repointCommand() *cli.Command {
@@ -133,36 +77,18 @@ func runRepoint(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("repoint takes no arguments")
 	}
-	r, err := startRepair(c, "repoint")
+	o, r, err := startRepair(c, "repoint", home.Read)
 	if err != nil {
 		return err
 	}
-	if statedb.TipRuleForSchema(r.v.schema.Version) == statedb.TipNone || r.v.db == nil {
-		r.finish()
-		return withCode(ExitData, fmt.Errorf("generation %s has no compression-tip rule (get_compression_tip arrived with schema v11): nothing to repoint by the runtime's rules", r.v.gen))
-	}
-	p, err := planRepoint(c.Context, r.v)
-	if err != nil {
-		r.finish()
+	if err := repair.RepointAvailable(r.H); err != nil {
+		r.Close()
 		return err
 	}
-	return runRoutingRepair(r, p)
-}
-
-// planRepoint moves entries on a compression-ended row to the compression tip.
-func planRepoint(ctx context.Context, v *homeView) (routingPlan, error) {
-	var p routingPlan
-	if v.db == nil || statedb.TipRuleForSchema(v.schema.Version) == statedb.TipNone {
-		return p, nil
-	}
-	rows, err := v.loadRows(ctx)
+	p, err := repair.PlanRepoint(c.Context, r.H)
 	if err != nil {
-		return p, err
+		r.Close()
+		return err
 	}
-	for _, e := range v.loaded() {
-		if tip := rows[e.SessionID].Tip; tip != "" {
-			p.edits = append(p.edits, entryEdit{e.Key, []fieldEdit{{"session_id", tip}}})
-		}
-	}
-	return p, nil
+	return runRouting(c, o, r, p)
 }

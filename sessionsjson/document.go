@@ -92,7 +92,8 @@ func notObject(s *scanner) error {
 	if err := s.end(); err != nil {
 		return err
 	}
-	return fmt.Errorf("top level is %s, not an object: %w", topLevelKind(s.data[start:]), ErrCorrupt)
+	kind := topLevelKind(s.data[start:])
+	return &FormatError{Problem: ProblemNotObject, Detail: "top level is " + kind + ", not an object", Found: kind}
 }
 
 // buildEntries orders entries in Python dict order and applies the TypeError abort.

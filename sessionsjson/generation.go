@@ -12,7 +12,7 @@ const (
 	GenR0525   Generation = "r0525"   // schema 12–16
 	GenR0703   Generation = "r0703"   // schema 17–18: _README, path safety
 	GenR0715   Generation = "r0715"   // schema 19–21: gateway_routing is primary
-	GenNewer   Generation = "newer"   // schema > 21: readable, never written
+	GenNewer   Generation = "newer"   // schema newer than the table knows: readable, never written
 	GenUnknown Generation = "unknown" // no state.db: rules inferred from the file
 )
 
@@ -35,7 +35,7 @@ const (
 	PathSafetyInteriorSlash
 )
 
-// Rules are the load and write rules of one generation.
+// Rules are the load, start-up and write rules of one generation.
 type Rules struct {
 	// Generation the rules belong to.
 	Generation Generation
@@ -56,25 +56,75 @@ type Rules struct {
 	CrashRecoverySetsSuspended bool
 	// FinalizedFlag is the field name of the expiry-finalized flag.
 	FinalizedFlag string
+	// AutoResume: resume_pending entries are auto-resumed at start (05-07, fad684b1f).
+	AutoResume bool
+	// PruneEndedAtLoad: entries whose state.db row ended are dropped or healed at load
+	// (06-28, 00d8c2c91).
+	PruneEndedAtLoad bool
+	// FreshnessGate: a resume marker older than FreshnessWindowMicros expires on the next
+	// message (07-01, a1f62f477).
+	FreshnessGate bool
+	// DBRepairs: the runtime has finalize_orphaned_compression_sessions and
+	// prune_empty_ghost_sessions (from r0506; both arrived in May 2026).
+	DBRepairs bool
 	// WritesAllowed is false for generations the tool does not know.
 	WritesAllowed bool
 }
 
+// generationRow is one generation's facts: the schema versions it wrote and its rules.
+type generationRow struct {
+	minSchema, maxSchema int
+	readmePrefix         string // how its _README text starts ("" when it writes none)
+	rules                Rules
+}
+
+// loader rule sets, by the upstream commits that introduced them.
+var (
+	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
+	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true}
+	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
+	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
+	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, IgnoreNonObjectOrigin: true,
+		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
+		DBRepairs: true, WritesAllowed: true}
+)
+
+// generations is the table of known generations, oldest first: a new generation is a row.
+var generations = []generationRow{
+	{1, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18
+		r.Generation, r.CrashRecoverySetsSuspended, r.FinalizedFlag, r.DBRepairs = GenR0418, true, "memory_flushed", false
+	})},
+	{7, 11, "", with(legacyLoad, func(r *Rules) { r.Generation = GenR0506 })}, // 3b750715a
+	{12, 16, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
+		r.Generation, r.AutoResume = GenR0525, true
+	})},
+	{17, 18, "Gateway routing index ONLY", with(modernLoad, func(r *Rules) { // 52d0d671e
+		r.Generation, r.PathSafety, r.README = GenR0703, PathSafetyStrict, READMEr0703
+	})},
+	{19, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
+		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
+	})},
+}
+
+func with(base Rules, edit func(*Rules)) Rules {
+	edit(&base)
+	return base
+}
+
+// NewestKnownSchema is the newest schema_version of the generation table.
+func NewestKnownSchema() int {
+	return generations[len(generations)-1].maxSchema
+}
+
 // GenerationForSchema maps a state.db schema_version to the generation that wrote it.
 func GenerationForSchema(version int) Generation {
-	switch {
-	case version > 21:
+	if version > NewestKnownSchema() {
 		return GenNewer
-	case version >= 19:
-		return GenR0715
-	case version >= 17:
-		return GenR0703
-	case version >= 12:
-		return GenR0525
-	case version >= 7:
-		return GenR0506
-	case version >= 1:
-		return GenR0418
+	}
+	for _, g := range generations {
+		if version >= g.minSchema && version <= g.maxSchema {
+			return g.rules.Generation
+		}
 	}
 	return GenUnknown
 }
@@ -84,42 +134,33 @@ func GenerationForSchema(version int) Generation {
 // the 06-23..07-05 text gives GenR0703, the LEGACY MIRROR text gives GenR0715, and any other
 // text gives GenNewer (read-only).
 func GenerationFromREADME(text string) Generation {
-	switch {
-	case text == "":
+	if text == "" {
 		return GenR0525
-	case strings.HasPrefix(text, "Gateway routing index ONLY"):
-		return GenR0703
-	case strings.HasPrefix(text, "LEGACY MIRROR of the gateway routing index"):
-		return GenR0715
+	}
+	for _, g := range generations {
+		if g.readmePrefix != "" && strings.HasPrefix(text, g.readmePrefix) {
+			return g.rules.Generation
+		}
 	}
 	return GenNewer
 }
 
 // RulesFor returns the rules of a generation. GenUnknown (no state.db, nothing better known)
 // gets the r0525 rules with writes allowed; callers that have the file should prefer
-// RulesFor(GenerationFromREADME(text)). GenNewer gets the r0715 rules with writes refused.
+// RulesFor(GenerationFromREADME(text)). GenNewer, and any name the table lacks, gets the
+// newest generation's rules with writes refused.
 func RulesFor(g Generation) Rules {
-	r := Rules{Generation: g, FinalizedFlag: "expiry_finalized", WritesAllowed: true}
-	switch g {
-	case GenR0418:
-		r.TypeErrorAborts = true
-		r.CrashRecoverySetsSuspended = true
-		r.FinalizedFlag = "memory_flushed"
-	case GenR0506, GenR0525, GenUnknown:
-		r.TypeErrorAborts = true
-	case GenR0703:
-		r.modern(PathSafetyStrict, READMEr0703)
-	default: // GenR0715, GenNewer and anything unrecognised
-		r.modern(PathSafetyInteriorSlash, READMEr0715)
-		r.WritesAllowed = g == GenR0715
+	if g == GenUnknown { // no entries reach the start-up rules without a file to infer from
+		r := RulesFor(GenR0525)
+		r.Generation, r.PruneEndedAtLoad, r.FreshnessGate = GenUnknown, true, true
+		return r
 	}
+	for _, row := range generations {
+		if row.rules.Generation == g {
+			return row.rules
+		}
+	}
+	r := generations[len(generations)-1].rules
+	r.Generation, r.WritesAllowed = g, false
 	return r
-}
-
-func (r *Rules) modern(p PathSafety, readme string) {
-	r.SkipUnderscoreKeys = true
-	r.SkipNonObject = true
-	r.IgnoreNonObjectOrigin = true
-	r.PathSafety = p
-	r.README = readme
 }

@@ -28,7 +28,7 @@ type scanner struct {
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
-	return fmt.Errorf("invalid JSON at byte %d: %s: %w", s.pos, fmt.Sprintf(format, args...), ErrCorrupt)
+	return &FormatError{Problem: ProblemSyntax, Detail: fmt.Sprintf("invalid JSON at byte %d: %s", s.pos, fmt.Sprintf(format, args...))}
 }
 
 func (s *scanner) ws() {
@@ -274,10 +274,10 @@ func (s *scanner) end() error {
 // checkText rejects what Python's strict UTF-8 text read rejects before json parsing.
 func checkText(data []byte) error {
 	if bytes.HasPrefix(data, utf8BOM) {
-		return fmt.Errorf("starts with a UTF-8 BOM: %w", ErrCorrupt)
+		return &FormatError{Problem: ProblemBOM, Detail: "starts with a UTF-8 BOM"}
 	}
 	if !utf8.Valid(data) {
-		return fmt.Errorf("not valid UTF-8 (at byte %d): %w", invalidUTF8At(data), ErrCorrupt)
+		return &FormatError{Problem: ProblemEncoding, Detail: fmt.Sprintf("not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package commands
+package journal
 
 import (
 	"bytes"
@@ -18,19 +18,19 @@ func TestEncodeJournalRoundTrip(t *testing.T) {
 	content := []byte("{\"agent:main:x\": 3}")
 	img := &statedb.RowImage{Table: "sessions", Key: map[string]statedb.Value{"id": statedb.TextValue("s1")},
 		Columns: []string{"id", "ended_at"}, Values: []statedb.Value{statedb.TextValue("s1"), statedb.NullValue()}}
-	journals := map[string]*journal{
-		"empty": {Version: 1, Command: "x", Storage: storageJSON},
-		"routing and an inline file": {Version: 1, Command: "suspend", Storage: storageJSON,
-			Routing: []entryImage{{Store: "sessions.json", Key: "k", Before: json.RawMessage(`{"a": 1}`), After: json.RawMessage(`{"a": 2}`)}},
-			Files:   []fileImage{{Path: "/h/.restart_failure_counts", Before: &content}}},
-		"rows and stashed files": {Version: 1, Command: "prune-ghosts", Storage: storageDB,
-			Files: []fileImage{{Path: "/h/sessions/s1.jsonl", BeforeStash: "/h/j.files/s1.jsonl"}, {Path: "/h/sessions/s1.json", AfterStash: "/h/j.files/s1.json"}},
+	journals := map[string]*Journal{
+		"empty": {Version: 1, Command: "x", Storage: "json-primary"},
+		"routing and an inline file": {Version: 1, Command: "suspend", Storage: "json-primary",
+			Routing: []EntryImage{{Store: "sessions.json", Key: "k", Before: json.RawMessage(`{"a": 1}`), After: json.RawMessage(`{"a": 2}`)}},
+			Files:   []FileImage{{Path: "/h/.restart_failure_counts", Before: &content}}},
+		"rows and stashed files": {Version: 1, Command: "prune-ghosts", Storage: "db-primary",
+			Files: []FileImage{{Path: "/h/sessions/s1.jsonl", BeforeStash: "/h/j.files/s1.jsonl"}, {Path: "/h/sessions/s1.json", AfterStash: "/h/j.files/s1.json"}},
 			Rows:  []statedb.RowChange{{Table: "sessions", Key: img.Key, Before: img}, {Table: "sessions", Key: img.Key, Before: img, After: img}}},
 	}
 	for name, j := range journals {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := encodeJournal(&buf, j); err != nil {
+			if err := encode(&buf, j); err != nil {
 				t.Fatal(err)
 			}
 			if !json.Valid(buf.Bytes()) {
@@ -40,7 +40,7 @@ func TestEncodeJournalRoundTrip(t *testing.T) {
 			if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			back, err := readJournal(path)
+			back, err := Read(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestMoveFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			to := filepath.Join(dir, "j.files", "s1.jsonl")
-			if err := moveFile(from, to); err != nil {
+			if err := MoveFile(from, to); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(to)
@@ -85,7 +85,7 @@ func TestMoveFile(t *testing.T) {
 			if err := os.WriteFile(from, []byte("new"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if err := moveFile(from, to); err == nil {
+			if err := MoveFile(from, to); err == nil {
 				t.Fatal("moved over an existing file")
 			}
 			if data, _ := os.ReadFile(to); string(data) != "transcript" {
@@ -116,30 +116,30 @@ func TestJournalCheckPaths(t *testing.T) {
 	stash := filepath.Join(journals, "20261123T000000Z-prune-ghosts.files", "s1.jsonl")
 	tests := []struct {
 		name string
-		file fileImage
+		file FileImage
 		ok   bool
 	}{
-		{"transcript moved to its stash", fileImage{Path: transcript, BeforeStash: stash}, true},
-		{"transcript moved back", fileImage{Path: transcript, AfterStash: stash}, true},
-		{"counts file written back", fileImage{Path: home.CountsFile()}, true},
-		{"transcript written back (journals before stashes)", fileImage{Path: transcript, Before: &[]byte{'x'}}, true},
-		{"counts file moved", fileImage{Path: home.CountsFile(), BeforeStash: filepath.Join(filepath.Dir(stash), ".restart_failure_counts")}, false},
-		{"another file of the home written back", fileImage{Path: home.SessionsJSON()}, false},
-		{"state.db written back", fileImage{Path: home.StateDB()}, false},
-		{"file outside the home", fileImage{Path: "/etc/passwd"}, false},
-		{"routing index moved", fileImage{Path: home.SessionsJSON(), BeforeStash: filepath.Join(filepath.Dir(stash), "sessions.json")}, false},
-		{"file climbing out of the sessions directory", fileImage{Path: sessions + "/../state.db", BeforeStash: stash}, false},
-		{"file below the sessions directory", fileImage{Path: filepath.Join(sessions, "sub", "s1.jsonl"), BeforeStash: stash}, false},
-		{"relative path", fileImage{Path: "sessions/s1.jsonl", BeforeStash: stash}, false},
-		{"symbolic link", fileImage{Path: filepath.Join(sessions, "link.jsonl"), BeforeStash: filepath.Join(filepath.Dir(stash), "link.jsonl")}, false},
-		{"stash of another name", fileImage{Path: transcript, AfterStash: filepath.Join(filepath.Dir(stash), "s2.jsonl")}, false},
-		{"stash outside a .files directory", fileImage{Path: transcript, AfterStash: filepath.Join(journals, "s1.jsonl")}, false},
-		{"stash in the sessions directory", fileImage{Path: transcript, AfterStash: filepath.Join(sessions, "x.files", "s1.jsonl")}, false},
-		{"stash climbing out", fileImage{Path: transcript, BeforeStash: journals + "/j.files/../../../s1.jsonl"}, false},
+		{"transcript moved to its stash", FileImage{Path: transcript, BeforeStash: stash}, true},
+		{"transcript moved back", FileImage{Path: transcript, AfterStash: stash}, true},
+		{"counts file written back", FileImage{Path: home.CountsFile()}, true},
+		{"transcript written back (journals before stashes)", FileImage{Path: transcript, Before: &[]byte{'x'}}, true},
+		{"counts file moved", FileImage{Path: home.CountsFile(), BeforeStash: filepath.Join(filepath.Dir(stash), ".restart_failure_counts")}, false},
+		{"another file of the home written back", FileImage{Path: home.SessionsJSON()}, false},
+		{"state.db written back", FileImage{Path: home.StateDB()}, false},
+		{"file outside the home", FileImage{Path: "/etc/passwd"}, false},
+		{"routing index moved", FileImage{Path: home.SessionsJSON(), BeforeStash: filepath.Join(filepath.Dir(stash), "sessions.json")}, false},
+		{"file climbing out of the sessions directory", FileImage{Path: sessions + "/../state.db", BeforeStash: stash}, false},
+		{"file below the sessions directory", FileImage{Path: filepath.Join(sessions, "sub", "s1.jsonl"), BeforeStash: stash}, false},
+		{"relative path", FileImage{Path: "sessions/s1.jsonl", BeforeStash: stash}, false},
+		{"symbolic link", FileImage{Path: filepath.Join(sessions, "link.jsonl"), BeforeStash: filepath.Join(filepath.Dir(stash), "link.jsonl")}, false},
+		{"stash of another name", FileImage{Path: transcript, AfterStash: filepath.Join(filepath.Dir(stash), "s2.jsonl")}, false},
+		{"stash outside a .files directory", FileImage{Path: transcript, AfterStash: filepath.Join(journals, "s1.jsonl")}, false},
+		{"stash in the sessions directory", FileImage{Path: transcript, AfterStash: filepath.Join(sessions, "x.files", "s1.jsonl")}, false},
+		{"stash climbing out", FileImage{Path: transcript, BeforeStash: journals + "/j.files/../../../s1.jsonl"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := (&journal{Files: []fileImage{tt.file}}).checkPaths(home)
+			err := (&Journal{Files: []FileImage{tt.file}}).CheckPaths(home)
 			if (err == nil) != tt.ok {
 				t.Fatalf("checkPaths(%+v) = %v, want ok=%v", tt.file, err, tt.ok)
 			}
@@ -159,22 +159,22 @@ func FuzzReadJournal(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		j, err := readJournal(path)
+		j, err := Read(path)
 		if err != nil {
 			return
 		}
 		var first, second bytes.Buffer
-		if err := encodeJournal(&first, j); err != nil {
+		if err := encode(&first, j); err != nil {
 			return // a value JSON reads but the row encoder refuses
 		}
 		if err := os.WriteFile(path, first.Bytes(), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		again, err := readJournal(path)
+		again, err := Read(path)
 		if err != nil {
 			t.Fatalf("re-reading an encoded journal: %v\n%s", err, first.Bytes())
 		}
-		if err := encodeJournal(&second, again); err != nil {
+		if err := encode(&second, again); err != nil {
 			t.Fatalf("re-encoding: %v", err)
 		}
 		if !bytes.Equal(first.Bytes(), second.Bytes()) {

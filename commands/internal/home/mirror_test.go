@@ -1,4 +1,4 @@
-package commands
+package home
 
 import (
 	"strings"
@@ -51,7 +51,7 @@ func TestSameEntryAgreesWithSameJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decode %s: %v", mirror, err)
 			}
-			want := sameJSON(p.Raw(), m.Raw())
+			want := SameJSON(p.Raw(), m.Raw())
 			if got := sameEntry("k", []byte(row), m, rules); got != want {
 				t.Errorf("sameEntry(%q, %q) = %v, sameJSON says %v", row, mirror, got, want)
 			}

@@ -1,4 +1,4 @@
-package commands
+package repair
 
 import (
 	"bytes"
@@ -9,27 +9,31 @@ import (
 	"io"
 	"os"
 
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
-// fieldEdit sets one field of a routing entry.
-type fieldEdit struct {
+// FieldEdit sets one field of a routing entry.
+type FieldEdit struct {
 	Field string
 	Value any // bool, string or nil
 }
 
-// entryEdit is the set of field edits for one key.
-type entryEdit struct {
+// EntryEdit is the set of field edits for one key.
+type EntryEdit struct {
 	Key    string
-	Fields []fieldEdit
+	Fields []FieldEdit
 }
 
-// routingPlan is what a routing repair wants to change.
-type routingPlan struct {
-	edits    []entryEdit
-	findings []Finding
-	counts   *fileImage // the .restart_failure_counts file before/after, when it changes
+// RoutingPlan is what a routing repair wants to change.
+type RoutingPlan struct {
+	Edits    []EntryEdit
+	Findings []check.Finding
+	Counts   *journal.FileImage // the .restart_failure_counts file before/after, when it changes
 }
 
 // plannedEntry is an edit resolved against the current entry.
@@ -40,7 +44,7 @@ type plannedEntry struct {
 }
 
 // resolveEdits applies the edits to copies of the entries, dropping edits that change nothing.
-func resolveEdits(entries func(string) *sessionsjson.Entry, edits []entryEdit) ([]plannedEntry, error) {
+func resolveEdits(entries func(string) *sessionsjson.Entry, edits []EntryEdit) ([]plannedEntry, error) {
 	var out []plannedEntry
 	for _, ed := range edits {
 		before := entries(ed.Key)
@@ -63,8 +67,8 @@ func resolveEdits(entries func(string) *sessionsjson.Entry, edits []entryEdit) (
 }
 
 // fieldChanges lists one Change per changed field.
-func fieldChanges(store string, planned []plannedEntry, edits []entryEdit) []Change {
-	byKey := map[string]entryEdit{}
+func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Change {
+	byKey := map[string]EntryEdit{}
 	for _, e := range edits {
 		byKey[e.Key] = e
 	}
@@ -91,53 +95,51 @@ func rawOrNil(raw json.RawMessage) any {
 
 // routingApplier writes resolved edits to where the runtime reads them.
 type routingApplier struct {
-	r       *repairRun
-	primary []plannedEntry // against v.routing
+	r       *Run
+	primary []plannedEntry // against the routing index
 	mirror  []plannedEntry // db-primary: against the sessions.json mirror
 }
 
 // planRouting resolves a plan into primary (and mirror) edits and the change list.
-func planRouting(r *repairRun, p routingPlan) (*routingApplier, []Change, error) {
-	v := r.v
-	primary, err := resolveEdits(v.entry, p.edits)
+func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
+	h := r.H
+	primary, err := resolveEdits(h.Entry, p.Edits)
 	if err != nil {
 		return nil, nil, err
 	}
 	a := &routingApplier{r: r, primary: primary}
-	store := "sessions.json"
-	if v.routingSrc == "gateway_routing" {
-		store = "gateway_routing"
-		if a.mirror, err = planMirror(v, p.edits); err != nil {
+	if h.Routing.Source == home.SourceGatewayRouting {
+		if a.mirror, err = planMirror(h, p.Edits); err != nil {
 			return nil, nil, err
 		}
 	}
-	changes := fieldChanges(store, primary, p.edits)
-	changes = append(changes, fieldChanges("sessions.json (mirror)", a.mirror, p.edits)...)
-	if p.counts != nil {
-		changes = append(changes, Change{Store: ".restart_failure_counts", Target: relToHome(r.o, p.counts.Path), Op: countsOp(p.counts),
-			Before: bytesOrNil(p.counts.Before), After: bytesOrNil(p.counts.After)})
+	changes := fieldChanges(h.Routing.Source.Store(), primary, p.Edits)
+	changes = append(changes, fieldChanges("sessions.json (mirror)", a.mirror, p.Edits)...)
+	if p.Counts != nil {
+		changes = append(changes, Change{Store: ".restart_failure_counts", Target: h.Opts.Rel(p.Counts.Path), Op: countsOp(p.Counts),
+			Before: bytesOrNil(p.Counts.Before), After: bytesOrNil(p.Counts.After)})
 	}
 	return a, changes, nil
 }
 
 // planMirror resolves the edits against the sessions.json mirror of a db-primary home. A
-// view loaded for a repair dropped the decoded mirror (one copy of a large routing index in
+// home opened for a repair dropped the decoded mirror (one copy of a large routing index in
 // memory, not two): the decoded gateway_routing rows are released here, the plan against
 // them being made, and the mirror is decoded again.
-func planMirror(v *homeView, edits []entryEdit) ([]plannedEntry, error) {
-	if v.doc == nil && v.docErr == nil { // docErr: an unreadable mirror check reports, left alone
-		v.releaseRouting()
-		if err := v.loadSessionsJSON(); err != nil {
+func planMirror(h *home.Home, edits []EntryEdit) ([]plannedEntry, error) {
+	if h.Mirror.Doc == nil && h.Mirror.Err == nil { // Err: an unreadable mirror check reports, left alone
+		h.ReleaseRouting()
+		if err := h.LoadMirror(); err != nil {
 			return nil, err
 		}
 	}
-	if v.doc == nil {
+	if h.Mirror.Doc == nil {
 		return nil, nil // no mirror file (none is created), or an unreadable one
 	}
-	return resolveEdits(v.doc.Entry, edits)
+	return resolveEdits(h.Mirror.Doc.Entry, edits)
 }
 
-func countsOp(f *fileImage) string {
+func countsOp(f *journal.FileImage) string {
 	if f.After == nil {
 		return "remove file"
 	}
@@ -152,42 +154,39 @@ func bytesOrNil(b *[]byte) any {
 }
 
 // journal builds the before/after images of the plan.
-func (a *routingApplier) journal(p routingPlan) *journal {
-	v := a.r.v
-	j := &journal{Storage: v.storage, Generation: string(v.gen), Scope: v.scope}
-	store := "sessions.json"
-	if v.routingSrc == "gateway_routing" {
-		store = "gateway_routing"
-	}
+func (a *routingApplier) journal(p RoutingPlan) *journal.Journal {
+	h := a.r.H
+	j := a.r.newJournal()
+	j.Scope = h.Routing.Scope
+	store := h.Routing.Source.Store()
 	for _, pe := range a.primary {
-		j.Routing = append(j.Routing, entryImage{Store: store, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
+		j.Routing = append(j.Routing, journal.EntryImage{Store: store, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
 	}
 	for _, pe := range a.mirror {
-		j.Routing = append(j.Routing, entryImage{Store: "sessions.json", Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
+		j.Routing = append(j.Routing, journal.EntryImage{Store: home.StoreSessionsJSON, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
 	}
-	if p.counts != nil {
-		j.Files = append(j.Files, *p.counts)
+	if p.Counts != nil {
+		j.Files = append(j.Files, *p.Counts)
 	}
 	return j
 }
 
 // apply writes the plan: sessions.json (json-primary) or gateway_routing plus the mirror
 // (db-primary) as one step, then the counts file; a failure restores what was written.
-func (a *routingApplier) apply(ctx context.Context, p routingPlan) error {
-	v := a.r.v
+func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) error {
 	var err error
-	if v.routingSrc == "gateway_routing" {
+	if a.r.H.Routing.Source == home.SourceGatewayRouting {
 		err = a.applyDB(ctx)
 	} else {
 		err = a.applyJSON(a.primary)
 	}
 	if err != nil {
-		return withCode(ExitWrite, err)
+		return failure.Mark(failure.Write, err)
 	}
-	if p.counts != nil {
-		if err := writeImage(p.counts.Path, p.counts.After); err != nil {
+	if counts != nil {
+		if err := writeImage(counts.Path, counts.After); err != nil {
 			a.restoreJSONAfterFailure()
-			return withCode(ExitWrite, fmt.Errorf("%w (the routing change was not kept)", err))
+			return failure.Mark(failure.Write, fmt.Errorf("%w (the routing change was not kept)", err))
 		}
 	}
 	return nil
@@ -195,15 +194,16 @@ func (a *routingApplier) apply(ctx context.Context, p routingPlan) error {
 
 // applyJSON rewrites sessions.json with the planned entries spliced in.
 func (a *routingApplier) applyJSON(planned []plannedEntry) error {
-	v := a.r.v
-	if len(planned) == 0 || v.doc == nil {
+	h := a.r.H
+	doc := h.Mirror.Doc
+	if len(planned) == 0 || doc == nil {
 		return nil
 	}
 	for _, pe := range planned {
-		v.doc.Replace(pe.key, pe.after)
+		doc.Replace(pe.key, pe.after)
 	}
-	err := sessionsjson.WriteFileAtomicFrom(v.opts.home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
-		return v.doc.EncodeTo(w, v.asciiOnly)
+	err := sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
+		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
 	})
 	if err != nil {
 		return fmt.Errorf("write sessions.json: %w", err)
@@ -213,20 +213,20 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) error {
 
 // restoreJSONAfterFailure puts the original sessions.json bytes back.
 func (a *routingApplier) restoreJSONAfterFailure() {
-	v := a.r.v
-	if v.doc == nil || (len(a.primary) == 0 && len(a.mirror) == 0) {
+	h := a.r.H
+	if h.Mirror.Doc == nil || (len(a.primary) == 0 && len(a.mirror) == 0) {
 		return
 	}
-	if err := sessionsjson.WriteFileAtomic(v.opts.home.SessionsJSON(), v.doc.Bytes(), ".sessions_*.tmp"); err != nil {
-		v.opts.warn("could not restore sessions.json after a failed write: %v", err)
+	if err := sessionsjson.WriteFileAtomic(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes(), ".sessions_*.tmp"); err != nil {
+		h.Opts.Warnf("could not restore sessions.json after a failed write: %v", err)
 	}
 }
 
 // applyDB updates gateway_routing and, inside the same transaction, the mirror: if the
 // mirror write fails the transaction rolls back; if the commit fails the mirror is restored.
 func (a *routingApplier) applyDB(ctx context.Context) error {
-	v := a.r.v
-	db, err := statedb.OpenWrite(ctx, v.opts.home.StateDB())
+	h := a.r.H
+	db, err := statedb.OpenWrite(ctx, h.Opts.Home.StateDB())
 	if err != nil {
 		return fmt.Errorf("open state.db for writing: %w", err)
 	}
@@ -237,7 +237,7 @@ func (a *routingApplier) applyDB(ctx context.Context) error {
 	}
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
-		if err := statedb.UpdateRoutingTx(ctx, tx, v.scope, updates, v.opts.clock.Unix); err != nil {
+		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, h.Opts.Clock.Unix); err != nil {
 			return err
 		}
 		if err := a.applyJSON(a.mirror); err != nil {
@@ -269,37 +269,44 @@ func writeImage(path string, content *[]byte) error {
 	return nil
 }
 
-// runRoutingRepair is the common body of every routing-index repair command.
-func runRoutingRepair(r *repairRun, p routingPlan) error {
-	defer r.finish()
-	res, err := executeRouting(context.Background(), r, p)
-	if err != nil {
-		return err
-	}
-	return r.report(res)
+// newJournal starts a journal of this run.
+func (r *Run) newJournal() *journal.Journal {
+	h := r.H
+	return &journal.Journal{Command: h.Opts.Command, Home: h.Opts.Home.Dir, Storage: h.Storage.String(), Generation: string(h.Gen)}
 }
 
-// executeRouting plans, and with --apply refuses-or-journals-and-writes, a routing change.
-func executeRouting(ctx context.Context, r *repairRun, p routingPlan) (result, error) {
+// journalPath names a new journal of this run.
+func (r *Run) journalPath() string {
+	return journal.NewPath(r.H.Opts.Home.JournalDir(), r.H.Opts.Command)
+}
+
+// writeJournal stores j at a new journal path and returns the path.
+func (r *Run) writeJournal(j *journal.Journal) (string, error) {
+	path := r.journalPath()
+	return path, journal.Write(path, j)
+}
+
+// Routing plans, and when applying refuses-or-journals-and-writes, a routing change.
+func Routing(ctx context.Context, r *Run, p RoutingPlan) (Outcome, error) {
 	a, changes, err := planRouting(r, p)
 	if err != nil {
-		return result{}, err
+		return Outcome{}, err
 	}
-	res := result{findings: p.findings, changes: changes}
-	if !r.apply || len(changes) == 0 {
+	res := Outcome{Findings: p.Findings, Changes: changes}
+	if !r.Apply || len(changes) == 0 {
 		return res, nil
 	}
 	if err := r.checkRoutingWritable(); err != nil {
 		return res, err
 	}
-	path, err := writeJournal(r.o, a.journal(p))
+	path, err := r.writeJournal(a.journal(p))
 	if err != nil {
-		return res, withCode(ExitWrite, err)
+		return res, failure.Mark(failure.Write, err)
 	}
-	if err := a.apply(ctx, p); err != nil {
+	if err := a.apply(ctx, p.Counts); err != nil {
 		_ = os.Remove(path) // nothing changed: the journal would describe a change that never happened
 		return res, err
 	}
-	res.applied, res.journal = true, path
+	res.Applied, res.Journals = true, []string{path}
 	return res, nil
 }

@@ -1,43 +1,49 @@
-package commands
+package home
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
-// checkMirror reports how the sessions.json mirror of a db-primary home differs from
-// gateway_routing: from the comparison made while loading the view when there was one, else
-// by comparing now.
-func checkMirror(ctx context.Context, v *homeView) ([]Finding, error) {
-	switch {
-	case v.routingSrc != "gateway_routing":
-		return nil, nil
-	case v.mirrorCompared:
-		return v.mirrorFindings, nil
-	case v.doc == nil:
-		return nil, nil
-	}
-	return compareMirror(ctx, v)
+// MirrorDiffKind is how one key of the sessions.json mirror differs from gateway_routing.
+type MirrorDiffKind int
+
+// Kinds of mirror differences.
+const (
+	// MirrorMissing: in gateway_routing, not in the mirror.
+	MirrorMissing MirrorDiffKind = iota
+	// MirrorOnly: in the mirror, not in gateway_routing.
+	MirrorOnly
+	// MirrorDiffers: in both, with different content.
+	MirrorDiffers
+)
+
+// MirrorDiff is one key on which the mirror and gateway_routing disagree.
+type MirrorDiff struct {
+	Kind MirrorDiffKind
+	Key  string
 }
 
-// compareMirror compares the decoded mirror with the gateway_routing rows of this home's
-// scope, streaming the rows (only their keys are kept): routing.mirror-missing in row order,
-// then routing.mirror-only and routing.mirror-differs in mirror order.
-func compareMirror(ctx context.Context, v *homeView) ([]Finding, error) {
-	inPrimary := make(map[string]bool, len(v.doc.Entries()))
+// CompareMirror compares the decoded mirror with the gateway_routing rows of this home's
+// scope, streaming the rows (only their keys are kept): MirrorMissing in row order, then
+// MirrorOnly and MirrorDiffers in mirror order.
+func (h *Home) CompareMirror(ctx context.Context) ([]MirrorDiff, error) {
+	doc := h.Mirror.Doc
+	inPrimary := make(map[string]bool, len(doc.Entries()))
 	differs := map[string]bool{}
-	var out []Finding
-	err := v.db.EachRoutingEntry(ctx, v.scope, func(key string, entryJSON []byte) error {
+	var out []MirrorDiff
+	err := h.DB.EachRoutingEntry(ctx, h.Routing.Scope, func(key string, entryJSON []byte) error {
 		inPrimary[key] = true
-		m := v.doc.Entry(key)
+		m := doc.Entry(key)
 		switch {
 		case m == nil:
-			out = append(out, Finding{"routing.mirror-missing", sevInfo, key, "in gateway_routing but not in the sessions.json mirror: tools reading sessions.json miss it; the gateway's next save rewrites the mirror (no action needed)"})
-		case !sameEntry(key, entryJSON, m, v.rules):
+			out = append(out, MirrorDiff{MirrorMissing, key})
+		case !sameEntry(key, entryJSON, m, h.Rules):
 			differs[key] = true
 		}
 		return nil
@@ -45,21 +51,36 @@ func compareMirror(ctx context.Context, v *homeView) ([]Finding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state.db: %w", err)
 	}
-	for _, m := range v.doc.Entries() {
+	for _, m := range doc.Entries() {
 		switch {
 		case !inPrimary[m.Key]:
-			out = append(out, Finding{"routing.mirror-only", sevWarn, m.Key, "only in the sessions.json mirror, not in gateway_routing: the next gateway start imports it (check it is wanted: sessionctl entries show KEY)"})
+			out = append(out, MirrorDiff{MirrorOnly, m.Key})
 		case differs[m.Key]:
-			out = append(out, Finding{"routing.mirror-differs", sevInfo, m.Key, "sessions.json mirror differs from gateway_routing: the database wins and the gateway's next save rewrites the mirror (no action needed)"})
+			out = append(out, MirrorDiff{MirrorDiffers, m.Key})
 		}
 	}
 	return out, nil
 }
 
-// sameEntry reports sameJSON(row.Raw(), mirror.Raw()) for a gateway_routing row (its
+// SameJSON reports whether two JSON texts hold the same value (object member order and
+// whitespace aside); nil equals only nil.
+func SameJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// sameEntry reports SameJSON(row.Raw(), mirror.Raw()) for a gateway_routing row (its
 // entry_json) and its mirror entry m. The runtime writes both from one
 // dict, with other separators and indentation, so they usually differ in whitespace only:
-// then they have the same canonical form, and sameJSON holds exactly when encoding/json can
+// then they have the same canonical form, and SameJSON holds exactly when encoding/json can
 // decode their numbers. Only other pairs are decoded and compared in full.
 func sameEntry(key string, rowRaw []byte, m *sessionsjson.Entry, rules sessionsjson.Rules) bool {
 	if equalOutsideSpace(rowRaw, m.Text()) {
@@ -69,7 +90,7 @@ func sameEntry(key string, rowRaw []byte, m *sessionsjson.Entry, rules sessionsj
 	if err != nil {
 		return false // not JSON: loading the rows fails the command on this row anyway
 	}
-	return sameJSON(p.Raw(), m.Raw())
+	return SameJSON(p.Raw(), m.Raw())
 }
 
 // equalOutsideSpace reports whether two valid JSON texts are equal but for whitespace

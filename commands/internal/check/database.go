@@ -1,0 +1,100 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
+	if h.DB == nil {
+		return []Finding{{DBMissing, Info, "state.db", "no state.db in this home"}}, nil
+	}
+	var out []Finding
+	if !h.Schema.Known {
+		what := fmt.Sprintf("newer than this sessionctl knows (≤ v%d)", sessionsjson.NewestKnownSchema())
+		if !h.Schema.Newer {
+			what = "not a schema version any Hermes runtime wrote"
+		}
+		out = append(out, Finding{DBSchemaUnknown, Error, "state.db", fmt.Sprintf("schema v%d is %s: reads work, every write is refused (exit 4); upgrade sessionctl", h.Schema.Version, what)})
+	}
+	problems, err := h.DB.QuickCheck(ctx, deep)
+	if err != nil {
+		return nil, fmt.Errorf("state.db check: %w", err)
+	}
+	for _, p := range problems {
+		out = append(out, Finding{DBIntegrity, Error, "state.db", p + ": stop every Hermes process, back up state.db and run `hermes sessions repair`; sessionctl check --deep for the full report"})
+	}
+	more, err := repairs(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
+	return append(out, dbFiles(h)...), nil
+}
+
+func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
+	var out []Finding
+	now := h.Opts.Clock.Unix
+	if h.Schema.SessionColumns["api_call_count"] {
+		orphans, err := h.DB.FinalizeCandidates(ctx, now, statedb.DefaultOrphanMinAge)
+		if err != nil {
+			return nil, fmt.Errorf("orphan check: %w", err)
+		}
+		for _, o := range orphans {
+			if o.LiveLock == nil {
+				out = append(out, Finding{DBOrphanedContinuation, Warn, o.Session.ID, "open compression continuation older than 7 days with no API calls (never used): sessionctl finalize-orphans --apply"})
+			}
+		}
+	}
+	if !h.Rules.DBRepairs {
+		// r0418: the runtime has neither repair; their rules do not apply to this home.
+		return out, nil
+	}
+	ghosts, err := h.DB.GhostCandidates(ctx, now, statedb.DefaultGhostMinAge)
+	if err != nil {
+		return nil, fmt.Errorf("ghost check: %w", err)
+	}
+	for _, g := range ghosts {
+		out = append(out, Finding{DBTUIGhost, Info, g.Session.ID, "empty, untitled, ended TUI session older than 24 h: sessionctl prune-ghosts --apply"})
+	}
+	expired, err := h.DB.OpenWithExpiredLock(ctx, now)
+	if err != nil {
+		return nil, fmt.Errorf("lock check: %w", err)
+	}
+	for _, id := range expired {
+		out = append(out, Finding{DBExpiredLock, Info, id, "open session whose compression lock has expired (a compression died mid-way): the next compression reclaims it (no action needed; sessionctl sessions show ID)"})
+	}
+	return out, nil
+}
+
+func dbFiles(h *home.Home) []Finding {
+	var out []Finding
+	if st, err := os.Stat(h.Opts.Home.StateDB() + "-wal"); err == nil && st.Size() > 64<<20 {
+		out = append(out, Finding{DBWALLarge, Warn, "state.db-wal", fmt.Sprintf("WAL is %d MiB: a reader holds checkpoints back; restart long-running Hermes processes", st.Size()>>20)})
+	}
+	if h.Schema.PageCount > 0 && float64(h.Schema.FreelistCount)/float64(h.Schema.PageCount) > 0.25 {
+		out = append(out, Finding{DBFreelist, Info, "state.db", fmt.Sprintf("%d of %d pages free: `hermes sessions optimize` with every Hermes process stopped reclaims them", h.Schema.FreelistCount, h.Schema.PageCount)})
+	}
+	if walResetBug(h.Schema.SQLiteVersion) {
+		out = append(out, Finding{DBWALResetBug, Info, "sqlite " + h.Schema.SQLiteVersion, "the SQLite linked into sessionctl has the WAL-reset bug (3.7.0–3.51.2): its writes stay short, but prefer a sessionctl built with SQLite ≥ 3.51.3"})
+	}
+	return out
+}
+
+// walResetBug reports SQLite versions 3.7.0 … 3.51.2 except the 3.50.7 and 3.44.6 backports.
+func walResetBug(version string) bool {
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(version, "%d.%d.%d", &major, &minor, &patch); err != nil || major != 3 {
+		return false
+	}
+	if version == "3.50.7" || version == "3.44.6" {
+		return false
+	}
+	n := minor*1000 + patch
+	return n >= 7000 && n <= 51002
+}

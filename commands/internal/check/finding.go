@@ -1,0 +1,144 @@
+// Package check runs sessionctl's read-only health checks over an opened home and previews
+// what the next gateway start will do. Every finding carries a typed check id; docs/checks.md
+// lists exactly the ids in All.
+package check
+
+import "fmt"
+
+// ID names a check. IDs are stable: scripts match on them.
+type ID string
+
+// Severity of a finding.
+type Severity string
+
+// Severities, from worst to mildest.
+const (
+	Error Severity = "error"
+	Warn  Severity = "warn"
+	Info  Severity = "info"
+)
+
+// Finding is one health-check result (the contract's {check, severity, subject, message}).
+type Finding struct {
+	Check    ID       `json:"check"`
+	Severity Severity `json:"severity"`
+	Subject  string   `json:"subject"`
+	Message  string   `json:"message"`
+}
+
+// Check ids of the health checks (docs/checks.md, one table per family).
+const (
+	SessionsJSONUnreadable  ID = "sessions-json.unreadable"
+	SessionsJSONLeftoverTmp ID = "sessions-json.leftover-tmp"
+	EntrySkipped            ID = "entry.skipped"
+	EntryPathUnsafe         ID = "entry.path-unsafe"
+	EntryAwareTimestamp     ID = "entry.aware-timestamp"
+	EntryFutureTimestamp    ID = "entry.future-timestamp"
+	EntryKeyMismatch        ID = "entry.key-mismatch"
+	EntrySharedSession      ID = "entry.shared-session"
+	EntrySuspendedPending   ID = "entry.suspended-and-pending"
+	EntryStaleResume        ID = "entry.stale-resume"
+	EntryUnknownReason      ID = "entry.unknown-resume-reason"
+	EntryUnknownPlatform    ID = "entry.unknown-platform"
+	EntryUnknownFields      ID = "entry.unknown-fields"
+	EntryRowMissing         ID = "entry.row-missing"
+	EntryRepointable        ID = "entry.repointable"
+	EntryRowEnded           ID = "entry.row-ended"
+	EntrySourceMismatch     ID = "entry.source-mismatch"
+	EntryRowKeyMismatch     ID = "entry.row-key-mismatch"
+	RoutingForeignScope     ID = "routing.foreign-scope"
+	RoutingMirrorMissing    ID = "routing.mirror-missing"
+	RoutingMirrorOnly       ID = "routing.mirror-only"
+	RoutingMirrorDiffers    ID = "routing.mirror-differs"
+	CountsUnparseable       ID = "counts.unparseable"
+	CountsNotInteger        ID = "counts.not-integer"
+	CountsOrphanKey         ID = "counts.orphan-key"
+	CountsStuck             ID = "counts.stuck"
+	DBMissing               ID = "db.missing"
+	DBSchemaUnknown         ID = "db.schema-unknown"
+	DBIntegrity             ID = "db.integrity"
+	DBOrphanedContinuation  ID = "db.orphaned-continuation"
+	DBTUIGhost              ID = "db.tui-ghost"
+	DBExpiredLock           ID = "db.expired-compression-lock"
+	DBWALLarge              ID = "db.wal-large"
+	DBFreelist              ID = "db.freelist"
+	DBWALResetBug           ID = "db.sqlite-wal-reset-bug"
+	GatewayRunning          ID = "gateway.running"
+	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
+	MaintainWritesRefused   ID = "maintain.writes-refused"
+)
+
+// Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
+const (
+	EntryUnknown     ID = "entry.unknown"
+	ResumeSuspended  ID = "resume.suspended"
+	ResumeNotPending ID = "resume.not-pending"
+	OrphanLocked     ID = "orphan.locked"
+	GhostHasChildren ID = "ghost.has-children"
+	RepairBatches    ID = "repair.batches"
+)
+
+// All lists every check id sessionctl can emit.
+var All = []ID{
+	SessionsJSONUnreadable, SessionsJSONLeftoverTmp, EntrySkipped, EntryPathUnsafe, EntryAwareTimestamp,
+	EntryFutureTimestamp, EntryKeyMismatch, EntrySharedSession, EntrySuspendedPending, EntryStaleResume,
+	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
+	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
+	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
+	CountsStuck, DBMissing, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
+	MaintainWritesRefused,
+	EntryUnknown, ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, RepairBatches,
+}
+
+// FailOn is the level of findings that fails a run.
+type FailOn string
+
+// Levels of --fail-on.
+const (
+	FailOnError FailOn = "error"
+	FailOnWarn  FailOn = "warn"
+	FailNever   FailOn = "never"
+)
+
+// ParseFailOn reads a --fail-on value.
+func ParseFailOn(s string) (FailOn, error) {
+	switch f := FailOn(s); f {
+	case FailOnError, FailOnWarn, FailNever:
+		return f, nil
+	}
+	return "", fmt.Errorf("--fail-on must be error, warn or never")
+}
+
+// Fails reports whether a finding is at or above the level.
+func (l FailOn) Fails(findings []Finding) bool {
+	for _, f := range findings {
+		if f.Severity == Error && l != FailNever {
+			return true
+		}
+		if f.Severity == Warn && l == FailOnWarn {
+			return true
+		}
+	}
+	return false
+}
+
+// Summarise counts findings by severity in one line.
+func Summarise(findings []Finding) string {
+	n := map[Severity]int{}
+	for _, f := range findings {
+		n[f.Severity]++
+	}
+	return fmt.Sprintf("%d error(s), %d warning(s), %d info", n[Error], n[Warn], n[Info])
+}
+
+// CountProblems counts the findings above info.
+func CountProblems(findings []Finding) int {
+	n := 0
+	for _, f := range findings {
+		if f.Severity != Info {
+			n++
+		}
+	}
+	return n
+}

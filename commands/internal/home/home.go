@@ -1,0 +1,440 @@
+// Package home opens a Hermes home once for a command: its paths, generation and rules, the
+// gateway verdict, the routing index (sessions.json or gateway_routing), state.db and the
+// restart counts. What is opened depends on the purpose of the run.
+package home
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// Options are what every run of the engine is given: the home, the clock, the command name
+// (journals and messages carry it) and where warnings go.
+type Options struct {
+	Home    sessionsjson.Home
+	Clock   sessionsjson.Clock
+	Command string
+	// Warn receives one-line warnings that never stop the run (nil: dropped).
+	Warn func(format string, a ...any)
+}
+
+// Warnf passes a warning on.
+func (o *Options) Warnf(format string, a ...any) {
+	if o.Warn != nil {
+		o.Warn(format, a...)
+	}
+}
+
+// Rel returns path relative to the home directory when it lies below it.
+func (o *Options) Rel(path string) string {
+	if rel, err := filepath.Rel(o.Home.Dir, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+// Storage is where the runtime keeps the routing index.
+type Storage int
+
+// Storage models.
+const (
+	// StorageJSON: sessions/sessions.json is the routing index.
+	StorageJSON Storage = iota
+	// StorageDB: the gateway_routing table of state.db is (schema v19+); sessions.json mirrors it.
+	StorageDB
+)
+
+func (s Storage) String() string {
+	if s == StorageDB {
+		return "db-primary"
+	}
+	return "json-primary"
+}
+
+// Source is where the routing entries of this home were read from.
+type Source int
+
+// Routing sources.
+const (
+	// SourceJSON: sessions.json, the primary index of a json-primary home.
+	SourceJSON Source = iota
+	// SourceNotImported: sessions.json on a db-primary home whose gateway_routing has no rows
+	// yet; the next gateway start imports it.
+	SourceNotImported
+	// SourceForeignOnly: none; every gateway_routing row belongs to another scope.
+	SourceForeignOnly
+	// SourceGatewayRouting: the gateway_routing rows of this home's scope.
+	SourceGatewayRouting
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourceNotImported:
+		return "sessions.json (no gateway_routing rows yet: imported at the next gateway start)"
+	case SourceForeignOnly:
+		return "none for this home (gateway_routing rows belong to another scope)"
+	case SourceGatewayRouting:
+		return "gateway_routing"
+	}
+	return "sessions.json"
+}
+
+// Store names the store a routing edit lands in.
+func (s Source) Store() string {
+	if s == SourceGatewayRouting {
+		return StoreGatewayRouting
+	}
+	return StoreSessionsJSON
+}
+
+// Stores of routing entries, as journals and change lists name them.
+const (
+	StoreSessionsJSON   = "sessions.json"
+	StoreGatewayRouting = "gateway_routing"
+)
+
+// Purpose decides what Open reads and how strictly.
+type Purpose int
+
+// Purposes.
+const (
+	// Read: the routing index and state.db; an unreadable sessions.json fails the run.
+	Read Purpose = iota
+	// Inspect (check): as Read, but an unreadable sessions.json or counts file is recorded,
+	// and the mirror of a db-primary home is compared with gateway_routing while loading.
+	Inspect
+	// Survey (maintain's steps and summary): tolerant like Inspect, the mirror not kept.
+	Survey
+	// Restore (undo): as Read, keeping the decoded mirror to compare and restore its entries.
+	Restore
+	// Database (state.db repairs): the gateway verdict and state.db only.
+	Database
+)
+
+// tolerant reports whether an unreadable sessions.json is recorded instead of failing.
+func (p Purpose) tolerant() bool { return p == Inspect || p == Survey }
+
+// Mirror is the sessions.json file as read: the decoded document (nil when absent, unreadable
+// or let go) and what was wrong with it.
+type Mirror struct {
+	Doc       *sessionsjson.Document
+	Err       error // set instead of failing under a tolerant purpose
+	ASCIIOnly bool  // the file escapes every non-ASCII character (kept on rewrite)
+	// Diffs is the comparison with gateway_routing made while loading (Inspect).
+	Diffs    []MirrorDiff
+	Compared bool
+}
+
+// Counts is the .restart_failure_counts file as read.
+type Counts struct {
+	Present bool
+	Data    []byte
+	Parsed  *sessionsjson.Counts // nil when absent or unparseable
+	Err     error
+}
+
+// Routing is the primary routing index of the home.
+type Routing struct {
+	Source  Source
+	Scope   string                // resolved sessions dir: the gateway_routing scope of this home
+	Entries []*sessionsjson.Entry // in order
+	Foreign map[string]int        // db-primary: rows per other scope
+	byKey   map[string]*sessionsjson.Entry
+}
+
+// Home is one opened home, read-only.
+type Home struct {
+	Opts    Options
+	Gateway sessionsjson.GatewayStatus
+	DB      *statedb.DB // nil when the home has no state.db
+	Schema  statedb.Schema
+	Gen     sessionsjson.Generation
+	Rules   sessionsjson.Rules
+	Storage Storage
+	Routing Routing
+	Mirror  Mirror
+	Counts  Counts
+	// CleanShutdown: the .clean_shutdown marker is present.
+	CleanShutdown bool
+}
+
+// Open opens the home for purpose. Close it when done.
+func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
+	if err := o.Home.Validate(); err != nil {
+		return nil, fmt.Errorf("home %s: %w", o.Home.Dir, err)
+	}
+	h := &Home{Opts: o, Gateway: sessionsjson.DetectGateway(o.Home)}
+	if purpose == Database {
+		return h, h.openDatabaseOnly(ctx)
+	}
+	scope, err := sessionsjson.ResolvedSessionsDir(o.Home)
+	if err != nil {
+		return nil, fmt.Errorf("resolve sessions dir: %w", err)
+	}
+	h.Routing.Scope = scope
+	if err := h.openDB(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.LoadMirror(); err != nil {
+		if !purpose.tolerant() {
+			h.Close()
+			return nil, err
+		}
+		h.Mirror.Err = err
+	}
+	if err := h.loadRouting(ctx, purpose); err != nil {
+		h.Close()
+		return nil, err
+	}
+	h.loadCounts()
+	h.CleanShutdown = fileExists(o.Home.CleanShutdownFile())
+	return h, nil
+}
+
+// openDatabaseOnly opens what the state.db repairs need: state.db, not the routing index
+// (which can be tens of megabytes).
+func (h *Home) openDatabaseOnly(ctx context.Context) error {
+	if err := h.openDB(ctx); err != nil {
+		return err
+	}
+	h.Rules = sessionsjson.RulesFor(h.Gen)
+	if h.DB != nil && h.Schema.HasGatewayRouting {
+		h.Storage = StorageDB
+	}
+	return nil
+}
+
+// Close releases the database handle.
+func (h *Home) Close() {
+	if h.DB != nil {
+		_ = h.DB.Close()
+	}
+}
+
+func (h *Home) openDB(ctx context.Context) error {
+	path := h.Opts.Home.StateDB()
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		h.Gen = sessionsjson.GenUnknown
+		return nil
+	}
+	db, err := statedb.OpenReadOnly(ctx, path)
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	h.DB = db
+	h.Schema = db.Schema()
+	h.Gen = sessionsjson.GenerationForSchema(h.Schema.Version)
+	return nil
+}
+
+// LoadMirror reads and decodes sessions.json (again, when a plan let it go).
+func (h *Home) LoadMirror() error {
+	path := h.Opts.Home.SessionsJSON()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		h.settleRules(nil)
+		return nil
+	}
+	if err != nil {
+		h.settleRules(nil)
+		return fmt.Errorf("read %s: %w", path, readError(err))
+	}
+	h.Mirror.ASCIIOnly = sessionsjson.DetectASCIIOnly(data)
+	h.settleRules(data)
+	doc, err := sessionsjson.Decode(data, h.Rules)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	h.Mirror.Doc = doc
+	return nil
+}
+
+// settleRules picks the generation's rules; without a state.db the _README text decides.
+func (h *Home) settleRules(data []byte) {
+	if h.Gen == sessionsjson.GenUnknown && data != nil {
+		h.Gen = sessionsjson.GenerationFromREADME(readmeText(data))
+	}
+	h.Rules = sessionsjson.RulesFor(h.Gen)
+}
+
+func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
+	r := &h.Routing
+	if h.Mirror.Doc != nil {
+		r.Entries = h.Mirror.Doc.Entries()
+	}
+	if h.DB == nil || !h.Schema.HasGatewayRouting {
+		return nil
+	}
+	h.Storage = StorageDB
+	scopes, err := h.DB.RoutingScopes(ctx)
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	r.Foreign = map[string]int{}
+	for scope, n := range scopes {
+		if scope != r.Scope {
+			r.Foreign[scope] = n
+		}
+	}
+	if scopes[r.Scope] == 0 && len(r.Foreign) == 0 {
+		r.Source = SourceNotImported
+		return nil
+	}
+	r.Entries = nil
+	if _, ok := scopes[r.Scope]; !ok {
+		r.Source = SourceForeignOnly
+		h.dropMirror(purpose)
+		return nil
+	}
+	if purpose == Inspect && h.Mirror.Doc != nil {
+		if h.Mirror.Diffs, err = h.CompareMirror(ctx); err != nil {
+			return err
+		}
+		h.Mirror.Compared = true
+	}
+	h.dropMirror(purpose)
+	return h.loadRoutingRows(ctx, scopes[r.Scope])
+}
+
+// dropMirror lets go of the decoded sessions.json mirror of a db-primary home unless the
+// purpose keeps it: holding both copies of a large routing index would double the memory.
+func (h *Home) dropMirror(purpose Purpose) {
+	if purpose != Restore {
+		h.Mirror.Doc = nil
+	}
+}
+
+// loadRoutingRows decodes the n gateway_routing rows of this home's scope as they stream in.
+func (h *Home) loadRoutingRows(ctx context.Context, n int) error {
+	r := &h.Routing
+	r.Entries = make([]*sessionsjson.Entry, 0, n)
+	var decodeErr error
+	err := h.DB.EachRoutingEntry(ctx, r.Scope, func(key string, entryJSON []byte) error {
+		e, err := sessionsjson.DecodeEntry(key, entryJSON, h.Rules)
+		if err != nil {
+			decodeErr = fmt.Errorf("gateway_routing row %q: %w", key, err)
+			return decodeErr
+		}
+		r.Entries = append(r.Entries, e)
+		return nil
+	})
+	if decodeErr != nil {
+		return decodeErr
+	}
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	r.Source = SourceGatewayRouting
+	return nil
+}
+
+func (h *Home) loadCounts() {
+	data, err := os.ReadFile(h.Opts.Home.CountsFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	c := &h.Counts
+	c.Present = true
+	if err != nil {
+		c.Err = err
+		return
+	}
+	c.Data = data
+	c.Parsed, c.Err = sessionsjson.DecodeCounts(data)
+}
+
+// Entry returns the primary routing entry for key, or nil.
+func (h *Home) Entry(key string) *sessionsjson.Entry {
+	r := &h.Routing
+	if r.byKey == nil {
+		r.byKey = make(map[string]*sessionsjson.Entry, len(r.Entries))
+		for _, e := range r.Entries {
+			r.byKey[e.Key] = e
+		}
+	}
+	return r.byKey[key]
+}
+
+// ForeignRowsOnly reports a db-primary home whose gateway_routing rows all belong to another
+// scope (a copied home): its routing index must not be written.
+func (h *Home) ForeignRowsOnly() bool {
+	return h.Storage == StorageDB && h.Routing.Source != SourceGatewayRouting && len(h.Routing.Foreign) > 0
+}
+
+// ReleaseRouting lets go of the decoded routing index once a plan against it is made.
+func (h *Home) ReleaseRouting() {
+	h.Routing.Entries, h.Routing.byKey = nil, nil
+}
+
+// Loaded returns the routing entries the runtime would load (skipped ones excluded).
+func (h *Home) Loaded() []*sessionsjson.Entry {
+	out := make([]*sessionsjson.Entry, 0, len(h.Routing.Entries))
+	for _, e := range h.Routing.Entries {
+		if e.Skip == "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// NeedDB fails (data) when the home has no state.db.
+func (h *Home) NeedDB() error {
+	if h.DB == nil {
+		return failure.Mark(failure.Data, fmt.Errorf("no state.db at %s", h.Opts.Home.StateDB()))
+	}
+	return nil
+}
+
+func readError(err error) error {
+	if errors.Is(err, syscall.EISDIR) {
+		return fmt.Errorf("is a directory, not a file: %w", sessionsjson.ErrCorrupt)
+	}
+	return err
+}
+
+// fileExists reports whether path exists (following symlinks).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readmeText returns the "_README" string when it is the first member of a sessions.json
+// document, reading only the first tokens.
+func readmeText(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	if key, err := dec.Token(); err != nil || key != "_README" {
+		return ""
+	}
+	var text string
+	if err := dec.Decode(&text); err != nil {
+		return ""
+	}
+	return text
+}
+
+// Lock takes sessionctl's advisory lock on the home (failing with sessionsjson.ErrLocked,
+// naming the holder, while another sessionctl writes it) and returns its release.
+func Lock(h sessionsjson.Home) (func() error, error) {
+	if err := h.Validate(); err != nil {
+		return nil, fmt.Errorf("home %s: %w", h.Dir, err)
+	}
+	release, err := sessionsjson.AcquireToolLock(h)
+	if err != nil {
+		return nil, fmt.Errorf("another sessionctl is writing this home: %w", err)
+	}
+	return release, nil
+}

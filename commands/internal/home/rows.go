@@ -1,0 +1,159 @@
+package home
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// Row is the state.db side of one routing entry.
+type Row struct {
+	Session   statedb.Session
+	EndReason string // "" while open
+	Tip       string // compression tip when the row ended with compression and has a continuation
+}
+
+// RowState is the contract's `row` value: missing, open, ended or the end_reason.
+func RowState(rows map[string]Row, id string) string {
+	r, ok := rows[id]
+	switch {
+	case !ok:
+		return "missing"
+	case r.Session.EndedAt == nil && r.EndReason == "":
+		return "open"
+	case r.EndReason == "":
+		return "ended"
+	default:
+		return r.EndReason
+	}
+}
+
+// TipRule is the generation's compression-tip rule (TipNone without state.db).
+func (h *Home) TipRule() statedb.TipRule {
+	if h.DB == nil {
+		return statedb.TipNone
+	}
+	return statedb.TipRuleForSchema(h.Schema.Version)
+}
+
+// Rows reads the state.db rows the routing entries point at, with compression tips under
+// the generation's rule.
+func (h *Home) Rows(ctx context.Context) (map[string]Row, error) {
+	rows := map[string]Row{}
+	if h.DB == nil {
+		return rows, nil
+	}
+	ids := make([]string, 0, len(h.Routing.Entries))
+	for _, e := range h.Routing.Entries {
+		if e.SessionID != "" {
+			ids = append(ids, e.SessionID)
+		}
+	}
+	err := h.DB.EachSession(ctx, statedb.SessionFilter{IDs: ids, SkipMessageCounts: true}, func(s statedb.Session) error {
+		info := Row{Session: s}
+		if s.EndReason != nil {
+			info.EndReason = *s.EndReason
+		}
+		rows[s.ID] = info
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state.db: %w", err)
+	}
+	return rows, h.fillTips(ctx, rows)
+}
+
+func (h *Home) fillTips(ctx context.Context, rows map[string]Row) error {
+	rule := h.TipRule()
+	if rule == statedb.TipNone {
+		return nil
+	}
+	for id, info := range rows {
+		if info.EndReason != statedb.EndReasonCompression {
+			continue
+		}
+		tip, err := h.DB.CompressionTip(ctx, id, rule)
+		if err != nil {
+			return fmt.Errorf("compression tip of %s: %w", id, err)
+		}
+		if tip != id {
+			info.Tip = tip
+			rows[id] = info
+		}
+	}
+	return nil
+}
+
+// Lineage is a session's ancestors (oldest first), children and compression tip.
+type Lineage struct {
+	Ancestors []statedb.Session
+	Children  []statedb.Session
+	Tip       string // "" when the session is its own tip or the generation has no tip rule
+}
+
+// Lineage reads the lineage of session id (nil without state.db or id).
+func (h *Home) Lineage(ctx context.Context, id string) (*Lineage, error) {
+	if h.DB == nil || id == "" {
+		return nil, nil
+	}
+	anc, err := h.DB.Ancestors(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("ancestors of %s: %w", id, err)
+	}
+	kids, err := h.DB.Children(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", id, err)
+	}
+	l := &Lineage{Children: kids}
+	for i := len(anc) - 1; i >= 0; i-- {
+		l.Ancestors = append(l.Ancestors, anc[i])
+	}
+	if rule := h.TipRule(); rule != statedb.TipNone {
+		tip, err := h.DB.CompressionTip(ctx, id, rule)
+		if err != nil {
+			return nil, fmt.Errorf("compression tip of %s: %w", id, err)
+		}
+		if tip != id {
+			l.Tip = tip
+		}
+	}
+	return l, nil
+}
+
+// SessionRow is a state.db session as sessionctl reports it (data.sessions, a deleted row's
+// before-image).
+type SessionRow struct {
+	ID              string   `json:"id"`
+	Source          string   `json:"source"`
+	ParentSessionID *string  `json:"parent_session_id"`
+	StartedAt       string   `json:"started_at"`
+	StartedAtUnix   float64  `json:"started_at_unix"`
+	EndedAt         *string  `json:"ended_at"`
+	EndedAtUnix     *float64 `json:"ended_at_unix"`
+	EndReason       *string  `json:"end_reason"`
+	Title           *string  `json:"title"`
+	MessageCount    int64    `json:"message_count"`
+	APICallCount    *int64   `json:"api_call_count,omitempty"`
+	SessionKey      *string  `json:"session_key,omitempty"`
+}
+
+// NewSessionRow renders s for output.
+func NewSessionRow(s statedb.Session) SessionRow {
+	r := SessionRow{ID: s.ID, Source: s.Source, ParentSessionID: s.ParentID, StartedAt: UnixToRFC3339(s.StartedAt),
+		StartedAtUnix: s.StartedAt, EndedAtUnix: s.EndedAt, EndReason: s.EndReason, Title: s.Title,
+		MessageCount: s.MessageCount, APICallCount: s.APICallCount, SessionKey: s.SessionKey}
+	if s.EndedAt != nil {
+		t := UnixToRFC3339(*s.EndedAt)
+		r.EndedAt = &t
+	}
+	return r
+}
+
+// UnixToRFC3339 renders a state.db REAL timestamp as RFC 3339 UTC with microseconds.
+func UnixToRFC3339(sec float64) string {
+	whole, frac := math.Modf(sec)
+	return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1000).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}

@@ -1,0 +1,214 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+)
+
+// MoveFile moves from to to (creating to's directory, mode 0700): a rename, or, when the two
+// are on different filesystems, a copy that is synced (file and directory) before from is
+// removed. An existing to is never replaced. After renames the caller syncs both
+// directories once (SyncDirs): a rename cannot lose the file, only be rolled back.
+func MoveFile(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(to); err == nil {
+		return fmt.Errorf("move %s: %s already exists", from, to)
+	}
+	err := os.Rename(from, to)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	if err := copyFileSynced(from, to); err != nil {
+		return err
+	}
+	if err := sessionsjson.SyncDir(filepath.Dir(to)); err != nil {
+		return err
+	}
+	return os.Remove(from)
+}
+
+// copyFileSynced copies from to a new file to (never an existing one) with from's mode and
+// owner, and syncs it; a copy it created and could not finish is removed.
+func copyFileSynced(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = dst.Chmod(st.Mode().Perm())
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && err == nil {
+		if err = dst.Chown(int(sys.Uid), int(sys.Gid)); errors.Is(err, syscall.EPERM) {
+			err = nil // not root: the copy is ours, as the file was
+		}
+	}
+	if err == nil {
+		_, err = io.Copy(dst, src)
+	}
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(to)
+	}
+	return err
+}
+
+// SyncDirs fsyncs each directory, reporting the first failure.
+func SyncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := sessionsjson.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StashImages records that each file will be moved into dir.
+func StashImages(paths []string, dir string) []FileImage {
+	out := make([]FileImage, len(paths))
+	for i, p := range paths {
+		out[i] = FileImage{Path: p, BeforeStash: filepath.Join(dir, filepath.Base(p))}
+	}
+	return out
+}
+
+// Stash moves each file into its stash, then syncs the directories once. The stash
+// directory is created here, so it holds nothing else, and the names come from one directory:
+// each move is one rename. MoveFile (which checks for an existing target, and copies across
+// filesystems) takes over when the directory existed already or a rename fails. A file that
+// cannot be moved stays where it was, with a warning (undo then leaves it alone).
+func Stash(files []FileImage, warn func(string, ...any)) {
+	if len(files) == 0 {
+		return
+	}
+	stash := filepath.Dir(files[0].BeforeStash)
+	fresh := os.MkdirAll(filepath.Dir(stash), 0o700) == nil && os.Mkdir(stash, 0o700) == nil
+	for _, f := range files {
+		err := fs.ErrExist
+		if fresh {
+			err = os.Rename(f.Path, f.BeforeStash)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err = MoveFile(f.Path, f.BeforeStash)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			warn("%v: the file stays where it was", err)
+		}
+	}
+	err := SyncDirs(filepath.Dir(files[0].BeforeStash), filepath.Dir(files[0].Path))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // no stash directory: nothing moved
+		warn("%v", err)
+	}
+}
+
+// SettleStashes drops the file records whose move did not happen or has already happened: a
+// transcript that stayed in place (its move failed, or the process stopped right after the
+// commit) is not restored from a stash that never got it, and one already in its stash is
+// not moved again. A file found in neither place is reported and skipped, so the rows can
+// still be restored.
+func (j *Journal) SettleStashes(warn func(string, ...any)) {
+	kept := j.Files[:0]
+	for _, f := range j.Files {
+		switch {
+		case f.AfterStash != "" && !exists(f.AfterStash):
+			if !exists(f.Path) {
+				warn("%s is neither in place nor in the journal's stash (%s): not restored", f.Path, f.AfterStash)
+			}
+		case f.BeforeStash != "" && !exists(f.Path) && exists(f.BeforeStash):
+		default:
+			kept = append(kept, f)
+		}
+	}
+	j.Files = kept
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// CheckPaths refuses a journal naming a file sessionctl never journals. Undo writes, moves
+// and removes exactly the paths a journal names, so an edited or damaged one must reach
+// nothing else: the home's .restart_failure_counts, or a transcript directly in the sessions
+// directory (never sessions.json). A transcript is moved to or from a file of the same name
+// directly in a <journal>.files directory of the home's journal directory (journals written
+// before those stashes hold its content instead). A path that is not clean and absolute, or
+// that is a symbolic link, is refused too.
+func (j *Journal) CheckPaths(home sessionsjson.Home) error {
+	for _, f := range j.Files {
+		if err := checkFile(home, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkFile(home sessionsjson.Home, f FileImage) error {
+	if f.Path != home.CountsFile() && !isTranscriptPath(home, f.Path) {
+		return fmt.Errorf("names a file sessionctl never journals: %q", f.Path)
+	}
+	if (f.BeforeStash != "" || f.AfterStash != "") && f.Path == home.CountsFile() {
+		return fmt.Errorf("names a file sessionctl never moves: %q", f.Path)
+	}
+	for _, stash := range []string{f.BeforeStash, f.AfterStash} {
+		if stash == "" {
+			continue
+		}
+		if !isStashFor(home, stash, f.Path) {
+			return fmt.Errorf("names a stash sessionctl never uses for %s: %q", filepath.Base(f.Path), stash)
+		}
+		if err := refuseSymlink(stash); err != nil {
+			return err
+		}
+	}
+	return refuseSymlink(f.Path)
+}
+
+// isCleanAbs reports whether path is absolute and already clean (no "..", no doubled "/").
+func isCleanAbs(path string) bool {
+	return filepath.IsAbs(path) && filepath.Clean(path) == path
+}
+
+// isTranscriptPath reports whether path is a clean absolute path directly in the home's
+// sessions directory, other than the routing index.
+func isTranscriptPath(home sessionsjson.Home, path string) bool {
+	return isCleanAbs(path) && filepath.Dir(path) == home.SessionsDir() && path != home.SessionsJSON()
+}
+
+// isStashFor reports whether stash is where a journal of home keeps file: a file of the same
+// name directly in a <journal>.files directory of the journal directory.
+func isStashFor(home sessionsjson.Home, stash, file string) bool {
+	dir := filepath.Dir(stash)
+	return isCleanAbs(stash) && filepath.Base(stash) == filepath.Base(file) &&
+		filepath.Dir(dir) == home.JournalDir() && strings.HasSuffix(dir, stashSuffix)
+}
+
+// refuseSymlink refuses path when it is a symbolic link (a missing path is fine): undo would
+// follow it out of the home.
+func refuseSymlink(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("names a symbolic link: %q", path)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+// Package journal is sessionctl's record of every change it writes: the format (before and
+// after images of routing entries, files and state.db rows), where journals live, how they
+// are written durably and read back safely, and the stash that keeps moved files for undo.
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// Journal is the before/after record of one applied change, written (mode 0600) before the
+// first byte of the change so that `undo` can restore it.
+type Journal struct {
+	Version    int                 `json:"version"`
+	Command    string              `json:"command"`
+	CreatedAt  string              `json:"created_at"`
+	Home       string              `json:"home"`
+	Storage    string              `json:"storage"`
+	Generation string              `json:"generation"`
+	Scope      string              `json:"scope,omitempty"`
+	Routing    []EntryImage        `json:"routing,omitempty"`
+	Files      []FileImage         `json:"files,omitempty"`
+	Rows       []statedb.RowChange `json:"rows,omitempty"`
+}
+
+// EntryImage is one routing entry before and after, in the store it lives in
+// ("sessions.json" or "gateway_routing").
+type EntryImage struct {
+	Store  string          `json:"store"`
+	Key    string          `json:"key"`
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+}
+
+// FileImage is a whole file before and after. A side is absent when its content is nil and
+// it has no stash. A stash is a file the content was moved to (or comes from) instead of
+// being copied into the journal: prune-ghosts moves transcript files into
+// <journal>.files/, and undo moves them back.
+type FileImage struct {
+	Path        string  `json:"path"`
+	Before      *[]byte `json:"before"`
+	After       *[]byte `json:"after"`
+	BeforeStash string  `json:"before_stash,omitempty"` // Path's content before is now this file
+	AfterStash  string  `json:"after_stash,omitempty"`  // Path's content after comes from this file
+}
+
+// stashSuffix ends the name of a journal's stash directory.
+const stashSuffix = ".files"
+
+// StashDir is where a journal keeps the files moved out of the home: <journal>.files.
+func StashDir(journalPath string) string {
+	return strings.TrimSuffix(journalPath, ".json") + stashSuffix
+}
+
+// NewPath names a new journal of command in dir: <dir>/<UTC time>-<command>.json.
+func NewPath(dir, command string) string {
+	name := time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + strings.ReplaceAll(command, " ", "-") + ".json"
+	return filepath.Join(dir, name)
+}
+
+// Write writes j to path (mode 0600, synced, with the directories it created), stamping its
+// version and creation time. Writing the same journal again replaces it, so it may be called
+// from a transaction that is retried. A journal that could not be written whole is removed.
+func Write(path string, j *Journal) error {
+	dirs, err := makeDir(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("create journal dir: %w", err)
+	}
+	j.Version = 1
+	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create journal: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	err = encode(w, j)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = SyncDirs(dirs...)
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return nil
+}
+
+// makeDir creates dir (mode 0700) and returns the directories whose entries must be synced
+// for a file created in it to survive a crash: dir, and the parents it created.
+func makeDir(dir string) ([]string, error) {
+	dirs := []string{dir}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		dirs = append(dirs, filepath.Dir(d))
+	}
+	return dirs, os.MkdirAll(dir, 0o700)
+}
+
+// encode writes j as JSON to w: the header fields indented by encoding/json, then the files
+// and the rows one per line (a state.db repair's journal holds thousands of row images and
+// file records: encoding them by reflection and then indenting took most of the time the
+// write lock was held). Rows are written by statedb's direct encoder, each item streamed
+// through one reused buffer.
+func encode(w io.Writer, j *Journal) error {
+	head := *j
+	head.Rows, head.Files = nil, nil
+	data, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(bytes.TrimSuffix(data, []byte("\n}"))); err != nil {
+		return err
+	}
+	if err := writeArray(w, "files", j.Files, func(dst []byte, f FileImage) ([]byte, error) {
+		b, err := json.Marshal(f)
+		return append(dst, b...), err
+	}); err != nil {
+		return err
+	}
+	if err := writeArray(w, "rows", j.Rows, func(dst []byte, c statedb.RowChange) ([]byte, error) {
+		return c.AppendJSON(dst)
+	}); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n}\n")
+	return err
+}
+
+// writeArray writes `,\n  "name": [` and the items one per line, nothing when there are none
+// (the field is omitempty).
+func writeArray[T any](w io.Writer, name string, items []T, appendItem func([]byte, T) ([]byte, error)) error {
+	if len(items) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, ",\n  \""+name+"\": [\n"); err != nil {
+		return err
+	}
+	var buf []byte
+	for i, item := range items {
+		buf = buf[:0]
+		if i > 0 {
+			buf = append(buf, ",\n"...)
+		}
+		var err error
+		if buf, err = appendItem(buf, item); err != nil {
+			return err
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "\n  ]")
+	return err
+}
+
+// Read loads a journal file.
+func Read(path string) (*Journal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
+	}
+	if j.Version != 1 {
+		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s: unsupported version %d", path, j.Version))
+	}
+	return &j, nil
+}
+
+// Inverse swaps before and after images: applying the inverse undoes the journal.
+func (j *Journal) Inverse() *Journal {
+	inv := &Journal{Storage: j.Storage, Generation: j.Generation, Scope: j.Scope}
+	for _, e := range j.Routing {
+		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before})
+	}
+	for _, f := range j.Files {
+		inv.Files = append(inv.Files, FileImage{Path: f.Path, Before: f.After, After: f.Before,
+			BeforeStash: f.AfterStash, AfterStash: f.BeforeStash})
+	}
+	for _, row := range j.Rows {
+		inv.Rows = append(inv.Rows, statedb.RowChange{Table: row.Table, Key: row.Key, Before: row.After, After: row.Before})
+	}
+	return inv
+}

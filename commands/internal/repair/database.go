@@ -1,0 +1,375 @@
+package repair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// DBRepairAvailable refuses a state.db repair on a home without state.db or written by a
+// generation that did not have the runtime method (r0418: both arrived in May 2026).
+func DBRepairAvailable(h *home.Home, command string) error {
+	if err := h.NeedDB(); err != nil {
+		return err
+	}
+	if !h.Rules.DBRepairs {
+		return failure.Mark(failure.Data, fmt.Errorf("%s: generation %s (schema v%d) predates the runtime's own repair; its rules do not apply here", command, h.Gen, h.Schema.Version))
+	}
+	return nil
+}
+
+// Finalize plans, and when applying performs, finalize-orphans (the runtime's
+// finalize_orphaned_compression_sessions). When applying, the candidates are read before the
+// write lock is taken and each batch ends only those that still match while it holds the
+// lock, so what is reported is exactly what changed.
+func Finalize(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
+	if r.Apply {
+		return applyFinalize(ctx, r, minAge)
+	}
+	ids, locked, err := finalizeCandidates(ctx, r.H.DB, r.H.Opts.Clock.Unix, minAge)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return finalizeReport(ids, locked, r.H.Opts.Clock.Unix), nil
+}
+
+// finalizeCandidates reads the orphans to end and the live-locked ones to leave.
+func finalizeCandidates(ctx context.Context, db *statedb.DB, now, minAge float64) ([]string, []statedb.Orphan, error) {
+	cands, err := db.FinalizeCandidates(ctx, now, minAge)
+	if err != nil {
+		return nil, nil, failure.Mark(failure.Data, fmt.Errorf("finalize-orphans: %w", err))
+	}
+	var ids []string
+	var locked []statedb.Orphan
+	for _, o := range cands {
+		if o.LiveLock != nil {
+			locked = append(locked, o)
+		} else {
+			ids = append(ids, o.Session.ID)
+		}
+	}
+	return ids, locked, nil
+}
+
+// applyFinalize ends the orphans in transactions of at most BatchRows rows, each with its
+// own journal. The candidates are read first, without the write lock; each batch checks
+// its share of them again under the lock (statedb.Batch), so the lock is not held for a
+// scan of the table.
+func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
+	db, err := r.openWriteDB(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer db.Close()
+	now := r.H.Opts.Clock.Unix
+	ids, locked, err := finalizeCandidates(ctx, db, now, minAge)
+	if err != nil {
+		return Outcome{}, err
+	}
+	res := finalizeReport(nil, locked, now)
+	var batches dbBatches
+	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
+		var fin statedb.FinalizeResult
+		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+			var err error
+			fin, err = db.FinalizeOrphans(ctx, now, minAge, batch, hook)
+			return len(fin.Changes) > 0, fin.Stats, err
+		}, nil)
+		batches = batches.add(tx)
+		if err != nil { // the batch rolled back: nothing of it to report
+			batches.record(&res, r.batchRows())
+			return res, batches.failed(err)
+		}
+		res.add(finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now))
+		batch.Among = fin.Remaining
+	}
+	batches.record(&res, r.batchRows())
+	return res, nil
+}
+
+// finalizeReport lists the sessions ended (or to end) and the live-locked ones skipped.
+func finalizeReport(ids []string, locked []statedb.Orphan, now float64) Outcome {
+	var res Outcome
+	for _, o := range locked {
+		res.Findings = append(res.Findings, check.Finding{Check: check.OrphanLocked, Severity: check.Info, Subject: o.Session.ID,
+			Message: "holds a live compression lock (" + o.LiveLock.Holder + "): skipped"})
+	}
+	for _, id := range ids {
+		res.Changes = append(res.Changes,
+			Change{Store: "state.db", Target: "sessions/" + id + "/ended_at", Op: "set", Before: nil, After: now},
+			Change{Store: "state.db", Target: "sessions/" + id + "/end_reason", Op: "set", Before: nil, After: statedb.EndReasonOrphanedCompression})
+	}
+	return res
+}
+
+// changedSessionIDs returns the ids of the sessions rows among changes (only the deleted
+// ones with deletedOnly), in order.
+func changedSessionIDs(changes []statedb.RowChange, deletedOnly bool) []string {
+	var ids []string
+	for _, c := range changes {
+		if c.Table == "sessions" && (!deletedOnly || c.After == nil) {
+			ids = append(ids, c.Key["id"].Text)
+		}
+	}
+	return ids
+}
+
+// Prune plans, and when applying performs, prune-ghosts (the runtime's
+// prune_empty_ghost_sessions). When applying, the ghosts are read before the write lock is
+// taken and each batch deletes only those that still match while it holds the lock; their
+// transcript files are recorded in the journal there (before the commit) and moved into the
+// journal's stash after it.
+func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
+	if r.Apply {
+		return applyPrune(ctx, r, minAge)
+	}
+	ghosts, err := r.H.DB.GhostCandidates(ctx, r.H.Opts.Clock.Unix, minAge)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
+	}
+	var deletable []statedb.Session
+	for _, g := range ghosts {
+		if len(g.ChildIDs) == 0 {
+			deletable = append(deletable, g.Session)
+		}
+	}
+	transcripts, err := statedb.TranscriptFiles(r.H.Opts.Home.SessionsDir(), sessionIDs(deletable))
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, err)
+	}
+	return pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), deletable, transcripts), nil
+}
+
+// childrenOf maps each ghost with children to their ids.
+func childrenOf(ghosts []statedb.Ghost) map[string][]string {
+	children := map[string][]string{}
+	for _, g := range ghosts {
+		if len(g.ChildIDs) > 0 {
+			children[g.Session.ID] = g.ChildIDs
+		}
+	}
+	return children
+}
+
+// ghostIDs returns the ids of the ghosts with children (withChildren) or without, in order.
+func ghostIDs(ghosts []statedb.Ghost, withChildren bool) []string {
+	var ids []string
+	for _, g := range ghosts {
+		if (len(g.ChildIDs) > 0) == withChildren {
+			ids = append(ids, g.Session.ID)
+		}
+	}
+	return ids
+}
+
+// applyPrune deletes the ghosts in transactions of at most BatchRows rows, each with its own
+// journal. The candidates are read first, without the write lock; each batch checks its
+// share of them again under the lock (statedb.Batch), so the lock is not held for a scan of
+// the table.
+func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
+	db, err := r.openWriteDB(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer db.Close()
+	now := r.H.Opts.Clock.Unix
+	ghosts, err := db.GhostCandidates(ctx, now, minAge)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
+	}
+	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), nil, nil)
+	sessionsDir := r.H.Opts.Home.SessionsDir()
+	var batches dbBatches
+	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ghostIDs(ghosts, false)}); len(batch.Among) > 0; {
+		var pr statedb.PruneResult
+		var transcripts map[string][]string
+		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+			var err error
+			pr, err = db.PruneGhosts(ctx, now, minAge, batch, hook)
+			return len(pr.Deleted) > 0, pr.Stats, err
+		}, func(changes []statedb.RowChange) ([]string, error) {
+			var err error
+			transcripts, err = statedb.TranscriptFiles(sessionsDir, changedSessionIDs(changes, true))
+			return flatten(transcripts), err
+		})
+		batches = batches.add(tx)
+		if err != nil { // the batch rolled back: nothing of it to report
+			batches.record(&res, r.batchRows())
+			return res, batches.failed(err)
+		}
+		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
+		batch.Among = pr.Remaining
+	}
+	batches.record(&res, r.batchRows())
+	return res, nil
+}
+
+// deletedSessions returns the sessions whose rows changes delete.
+func deletedSessions(changes []statedb.RowChange) []statedb.Session {
+	var out []statedb.Session
+	for _, c := range changes {
+		if c.Table == "sessions" && c.After == nil && c.Before != nil {
+			out = append(out, statedb.SessionFromImage(c.Before))
+		}
+	}
+	return out
+}
+
+// pruneReport lists the ghosts kept because they have children, and those deleted (or to
+// delete) with their transcript files.
+func pruneReport(kept []string, children map[string][]string, deleted []statedb.Session, transcripts map[string][]string) Outcome {
+	var res Outcome
+	for _, id := range kept {
+		res.Findings = append(res.Findings, check.Finding{Check: check.GhostHasChildren, Severity: check.Warn, Subject: id,
+			Message: fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
+	}
+	for _, s := range deleted {
+		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "sessions/" + s.ID, Op: "delete", Before: home.NewSessionRow(s)})
+		for _, f := range transcripts[s.ID] {
+			res.Changes = append(res.Changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})
+		}
+	}
+	return res
+}
+
+func sessionIDs(sessions []statedb.Session) []string {
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// flatten returns every path of transcripts, by session id then file name.
+func flatten(transcripts map[string][]string) []string {
+	ids := make([]string, 0, len(transcripts))
+	for id := range transcripts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []string
+	for _, id := range ids {
+		out = append(out, transcripts[id]...)
+	}
+	return out
+}
+
+// BatchRecord is one state.db transaction of a repair that wrote something (data.batches).
+type BatchRecord struct {
+	Journal    string  `json:"journal"`
+	Attempts   int     `json:"attempts"`
+	WaitedMS   float64 `json:"waited_ms"`
+	LockHeldMS float64 `json:"lock_held_ms"`
+}
+
+func newBatchRecord(journal string, s statedb.TxStats) *BatchRecord {
+	return &BatchRecord{Journal: journal, Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held)}
+}
+
+// milliseconds returns d in milliseconds, to the microsecond.
+func milliseconds(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
+
+// dbBatches are the transactions of one state.db repair that wrote something.
+type dbBatches []*BatchRecord
+
+// add appends a batch's transaction, nil when it wrote nothing.
+func (b dbBatches) add(tx *BatchRecord) dbBatches {
+	if tx == nil {
+		return b
+	}
+	return append(b, tx)
+}
+
+// failed adds to a batch's error the journals of the batches committed before it.
+func (b dbBatches) failed(err error) error {
+	if err == nil || len(b) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %d earlier batch(es) were applied: %s", err, len(b), strings.Join(b.journals(), ", "))
+}
+
+func (b dbBatches) journals() []string {
+	out := make([]string, len(b))
+	for i, t := range b {
+		out[i] = t.Journal
+	}
+	return out
+}
+
+// record fills res with what the batches did: applied, the journals (a finding lists them
+// all when there are several) and the batch records.
+func (b dbBatches) record(res *Outcome, maxRows int) {
+	if len(b) == 0 {
+		return
+	}
+	res.Applied, res.Journals, res.Batches = true, b.journals(), b
+	if len(b) > 1 {
+		res.Findings = append(res.Findings, check.Finding{Check: check.RepairBatches, Severity: check.Info,
+			Message: fmt.Sprintf("applied in %d transactions of at most %d rows, each with its journal (undo them newest first): %s",
+				len(b), maxRows, strings.Join(b.journals(), ", "))})
+	}
+}
+
+// openWriteDB opens state.db for the writes of one repair run.
+func (r *Run) openWriteDB(ctx context.Context) (*statedb.DB, error) {
+	if err := r.CheckWritable(); err != nil {
+		return nil, err
+	}
+	db, err := statedb.OpenWrite(ctx, r.H.Opts.Home.StateDB())
+	if err != nil {
+		return nil, failure.Mark(failure.Data, fmt.Errorf("open state.db for writing: %w", err))
+	}
+	return db, nil
+}
+
+// applyDB runs one transaction of a state.db repair on db. Inside the transaction, before
+// the commit, the journal is written with every row image and the files filesFor names; if
+// the transaction fails the journal is removed again. After the commit those files are moved
+// into the journal's stash (a rename: the runtime deletes them, sessionctl keeps them for
+// undo without copying). run reports whether it changed anything; a transaction that finds
+// nothing to change writes nothing, journal included (a journal left by an attempt that was
+// retried is removed). applyDB returns the transaction's record, nil when nothing was written.
+func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (*BatchRecord, error) {
+	path := r.journalPath()
+	var files []journal.FileImage
+	changed, stats, err := run(func(changes []statedb.RowChange) error {
+		j := r.newJournal()
+		j.Rows = changes
+		if filesFor != nil {
+			paths, err := filesFor(changes)
+			if err != nil {
+				return err
+			}
+			files = journal.StashImages(paths, journal.StashDir(path))
+			j.Files = files
+		}
+		return journal.Write(path, j)
+	})
+	if err != nil || !changed {
+		_ = os.Remove(path)
+	}
+	if errors.Is(err, statedb.ErrUnsupportedSchema) {
+		return nil, failure.Mark(failure.Data, err)
+	}
+	if err != nil {
+		return nil, failure.Mark(failure.Write, fmt.Errorf("%s: %w (rolled back; nothing changed)", r.H.Opts.Command, err))
+	}
+	if !changed {
+		return nil, nil
+	}
+	journal.Stash(files, r.H.Opts.Warnf)
+	return newBatchRecord(path, stats), nil
+}

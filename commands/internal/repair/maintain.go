@@ -1,0 +1,186 @@
+package repair
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// maintainStep is one repair maintain runs; routing steps are skipped while a gateway runs.
+type maintainStep struct {
+	name    string
+	routing bool
+	run     func(ctx context.Context, r *Run) (Outcome, error)
+}
+
+// maintainSteps are maintain's repairs in order, each with the runtime's own defaults.
+var maintainSteps = []maintainStep{
+	{"finalize-orphans", false, func(ctx context.Context, r *Run) (Outcome, error) {
+		return Finalize(ctx, r, statedb.DefaultOrphanMinAge)
+	}},
+	{"prune-ghosts", false, func(ctx context.Context, r *Run) (Outcome, error) {
+		return Prune(ctx, r, statedb.DefaultGhostMinAge)
+	}},
+	{"suspend-stuck", true, func(ctx context.Context, r *Run) (Outcome, error) {
+		return Routing(ctx, r, PlanSuspendStuck(r.H, sessionsjson.StuckLoopThreshold))
+	}},
+	{"repoint", true, func(ctx context.Context, r *Run) (Outcome, error) {
+		p, err := PlanRepoint(ctx, r.H)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Routing(ctx, r, p)
+	}},
+	{"resume clear --stale", true, func(ctx context.Context, r *Run) (Outcome, error) {
+		return Routing(ctx, r, PlanResumeClear(r.H, ClearSelection{Stale: true, MaxAge: StaleMaxAge}))
+	}},
+}
+
+// MaintainData is data of `maintain --json`.
+type MaintainData struct {
+	Found    int      `json:"found"`    // findings above info before the repairs
+	Planned  int      `json:"planned"`  // changes the repairs would make (without --apply)
+	Changed  int      `json:"changed"`  // changes applied (with --apply)
+	Journals []string `json:"journals"` // one journal per step (per batch) that changed something
+	Skipped  []string `json:"skipped_steps"`
+	Refused  bool     `json:"writes_refused"` // unknown schema or generation: nothing written
+}
+
+// MaintainReport is the outcome of one maintain run.
+type MaintainReport struct {
+	Findings []check.Finding // what remains (checked again after applying), then the steps' notes
+	Changes  []Change
+	Data     MaintainData
+	Home     *home.Home // the home as it is after the run (for the envelope); Close it
+}
+
+// Maintain checks the home, runs every step (as plans unless opts.Apply), checks again after
+// applying and opens the home once more for the summary. The caller holds the lock when
+// applying.
+func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainReport, error) {
+	before, err := checkOnce(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &MaintainReport{Data: MaintainData{Found: check.CountProblems(before), Journals: []string{}, Skipped: []string{}}}
+	notes, err := rep.runSteps(ctx, o, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep.Findings = before
+	if rep.Data.Changed > 0 {
+		if rep.Findings, err = checkOnce(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	rep.Findings = append(rep.Findings, notes...)
+	if rep.Home, err = home.Open(ctx, o, home.Survey); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// runSteps runs each step on a freshly opened home (each sees the previous step's writes).
+// Routing steps are skipped, with a finding, while a gateway runs or when the routing index
+// cannot be written; every write is refused on a schema or generation the tool cannot write.
+func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Options) ([]check.Finding, error) {
+	var notes []check.Finding
+	for _, step := range maintainSteps {
+		res, skip, err := runStep(ctx, o, opts, step)
+		if err != nil {
+			return nil, fmt.Errorf("maintain: %s: %w", step.name, err)
+		}
+		if skip != nil {
+			rep.Data.Skipped = append(rep.Data.Skipped, step.name)
+			if skip.Check == check.MaintainWritesRefused {
+				rep.Data.Refused = true
+			}
+			if skip.Check != "" && !hasFinding(notes, *skip) {
+				notes = append(notes, *skip)
+			}
+			continue
+		}
+		notes = append(notes, res.Findings...)
+		rep.Changes = append(rep.Changes, res.Changes...)
+		rep.Data.Journals = append(rep.Data.Journals, res.Journals...)
+	}
+	if opts.Apply {
+		rep.Data.Changed = len(rep.Changes)
+	} else {
+		rep.Data.Planned = len(rep.Changes)
+	}
+	return notes, nil
+}
+
+// runStep runs one step; a non-nil skip says why it did not run (a skip without a check id
+// is silent: the step does not exist in this generation).
+func runStep(ctx context.Context, o home.Options, opts Options, step maintainStep) (Outcome, *check.Finding, error) {
+	purpose := home.Survey
+	if !step.routing {
+		purpose = home.Database
+	}
+	h, err := home.Open(ctx, o, purpose)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	r := &Run{H: h, Options: opts, release: func() error { return nil }}
+	defer r.Close()
+	if skip := stepSkip(r, step); skip != nil {
+		return Outcome{}, skip, nil
+	}
+	res, err := step.run(ctx, r)
+	return res, nil, err
+}
+
+// stepSkip decides whether a step runs on this home.
+func stepSkip(r *Run, step maintainStep) *check.Finding {
+	h := r.H
+	if r.Apply {
+		if err := r.CheckWritable(); err != nil {
+			return &check.Finding{Check: check.MaintainWritesRefused, Severity: check.Error, Subject: "maintain",
+				Message: strings.Join(strings.Fields(err.Error()), " ") + ": every repair skipped; upgrade sessionctl"}
+		}
+	}
+	if !step.routing {
+		if DBRepairAvailable(h, step.name) != nil {
+			return &check.Finding{}
+		}
+		return nil
+	}
+	skipped := func(sev check.Severity, why string) *check.Finding {
+		return &check.Finding{Check: check.MaintainRoutingSkipped, Severity: sev, Subject: step.name, Message: "skipped: " + why}
+	}
+	switch {
+	case h.Gateway.Running:
+		return skipped(check.Info, "a gateway is running ("+h.Gateway.Detail+"); routing repairs need it stopped, state.db repairs ran")
+	case h.Mirror.Err != nil:
+		return skipped(check.Warn, "sessions.json is unreadable (see sessions-json.unreadable); fix it first")
+	case h.ForeignRowsOnly():
+		return skipped(check.Warn, "the gateway_routing rows belong to another scope (see routing.foreign-scope)")
+	}
+	return nil
+}
+
+func hasFinding(list []check.Finding, f check.Finding) bool {
+	for _, g := range list {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOnce runs every check on a freshly opened home.
+func checkOnce(ctx context.Context, o home.Options) ([]check.Finding, error) {
+	h, err := home.Open(ctx, o, home.Inspect)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	return check.Run(ctx, h, false)
+}

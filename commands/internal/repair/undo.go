@@ -1,0 +1,252 @@
+package repair
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// ErrUndoConflict refuses an undo whose targets changed since the journal was written.
+var ErrUndoConflict = errors.New("the data changed since this journal was written")
+
+// Undo plans, and when applying performs, the restore of journal j (read from path): every
+// target must still hold the journal's after-image, else the undo is refused and nothing
+// changes. The restore is itself journaled.
+func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome, error) {
+	h := r.H
+	if j.Home != h.Opts.Home.Dir {
+		return Outcome{}, failure.Mark(failure.Refused, fmt.Errorf("journal belongs to home %s, not %s", j.Home, h.Opts.Home.Dir))
+	}
+	if err := j.CheckPaths(h.Opts.Home); err != nil {
+		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
+	}
+	inv := j.Inverse()
+	inv.SettleStashes(h.Opts.Warnf)
+	res := Outcome{Changes: undoChanges(inv)}
+	if err := verify(h, inv); err != nil {
+		return Outcome{}, err
+	}
+	if !r.Apply {
+		return res, nil
+	}
+	if len(inv.Routing) > 0 {
+		if err := r.checkRoutingWritable(); err != nil {
+			return Outcome{}, err
+		}
+	} else if err := r.CheckWritable(); err != nil {
+		return Outcome{}, err
+	}
+	inv.Command, inv.Home = h.Opts.Command, h.Opts.Home.Dir
+	undoPath, err := r.writeJournal(inv)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Write, err)
+	}
+	if applied, err := restore(ctx, r, inv); err != nil {
+		if !applied {
+			_ = os.Remove(undoPath) // nothing changed: the journal would describe a change that never happened
+			return Outcome{}, err
+		}
+		return Outcome{}, fmt.Errorf("%w (partly applied; its journal: %s)", err, undoPath)
+	}
+	res.Applied, res.Journals = true, []string{undoPath}
+	return res, nil
+}
+
+func undoChanges(j *journal.Journal) []Change {
+	var out []Change
+	for _, e := range j.Routing {
+		out = append(out, Change{Store: e.Store, Target: e.Key, Op: "restore entry", Before: e.Before, After: e.After})
+	}
+	for _, f := range j.Files {
+		out = append(out, Change{Store: "file", Target: f.Path, Op: "restore file", Before: fileSide(f.Before, f.BeforeStash, "moved to "),
+			After: fileSide(f.After, f.AfterStash, "moved back from ")})
+	}
+	for _, row := range j.Rows {
+		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: "restore row", Before: row.Before, After: row.After})
+	}
+	return out
+}
+
+// verify checks that every target still holds the "before" image of the inverse (the
+// journal's after-image); any difference refuses the undo.
+func verify(h *home.Home, inv *journal.Journal) error {
+	for _, e := range inv.Routing {
+		cur := currentEntryRaw(h, e.Store, e.Key)
+		if !home.SameJSON(cur, e.Before) {
+			return failure.Mark(failure.Refused, fmt.Errorf("%w: entry %q in %s", ErrUndoConflict, e.Key, e.Store))
+		}
+	}
+	for _, f := range inv.Files {
+		if err := verifyFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyFile checks that f.Path holds f's before side. A stashed before side can only be
+// checked for presence: its content moved.
+func verifyFile(f journal.FileImage) error {
+	cur, err := os.ReadFile(f.Path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return failure.Mark(failure.Data, fmt.Errorf("read %s: %w", f.Path, err))
+	}
+	wantExists := f.Before != nil || f.BeforeStash != ""
+	if exists != wantExists || (exists && f.Before != nil && !bytes.Equal(cur, *f.Before)) {
+		return failure.Mark(failure.Refused, fmt.Errorf("%w: file %s", ErrUndoConflict, f.Path))
+	}
+	return nil
+}
+
+// fileSide describes one side of a file image for the change list.
+func fileSide(content *[]byte, stash, moved string) any {
+	if stash != "" {
+		return moved + stash
+	}
+	return bytesOrNil(content)
+}
+
+func currentEntryRaw(h *home.Home, store, key string) []byte {
+	var e *sessionsjson.Entry
+	if store == home.StoreSessionsJSON && h.Routing.Source == home.SourceGatewayRouting {
+		if h.Mirror.Doc != nil {
+			e = h.Mirror.Doc.Entry(key)
+		}
+	} else {
+		e = h.Entry(key)
+	}
+	if e == nil {
+		return nil
+	}
+	return e.Raw()
+}
+
+// restore applies the inverse journal: rows first (one transaction, verified inside it),
+// then routing entries, then files. applied reports whether anything was written before an
+// error.
+func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, err error) {
+	if len(inv.Rows) > 0 {
+		if err := restoreRows(ctx, r, inv.Rows); err != nil {
+			return false, err
+		}
+	}
+	if err := restoreRouting(ctx, r, inv.Routing); err != nil {
+		return len(inv.Rows) > 0, err
+	}
+	if err := restoreFiles(inv.Files); err != nil {
+		return len(inv.Rows) > 0 || len(inv.Routing) > 0, failure.Mark(failure.Write, err)
+	}
+	return true, nil
+}
+
+// restoreFiles gives every file its after side, then makes the moves durable and removes a
+// stash directory left empty.
+func restoreFiles(files []journal.FileImage) error {
+	dirs, stashes := map[string]bool{}, map[string]bool{}
+	for _, f := range files {
+		if err := restoreFile(f); err != nil {
+			return err
+		}
+		dirs[filepath.Dir(f.Path)] = true
+		for _, stash := range []string{f.BeforeStash, f.AfterStash} {
+			if stash != "" {
+				stashes[filepath.Dir(stash)] = true
+			}
+		}
+	}
+	for _, d := range sortedKeys(stashes) {
+		if os.Remove(d) != nil { // only an emptied stash goes
+			dirs[d] = true
+		}
+	}
+	return journal.SyncDirs(sortedKeys(dirs)...)
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// restoreFile gives f.Path its after side: moved back from a stash, moved into one, or
+// written from the journal.
+func restoreFile(f journal.FileImage) error {
+	switch {
+	case f.AfterStash != "":
+		return journal.MoveFile(f.AfterStash, f.Path)
+	case f.BeforeStash != "":
+		return journal.MoveFile(f.Path, f.BeforeStash)
+	default:
+		return writeImage(f.Path, f.After)
+	}
+}
+
+func restoreRows(ctx context.Context, r *Run, changes []statedb.RowChange) error {
+	rows := make([]statedb.RowRestore, 0, len(changes))
+	for _, c := range changes {
+		rows = append(rows, statedb.RowRestore{Table: c.Table, Key: c.Key, Expected: c.Before, Desired: c.After})
+	}
+	db, err := statedb.OpenWrite(ctx, r.H.Opts.Home.StateDB())
+	if err != nil {
+		return failure.Mark(failure.Data, fmt.Errorf("open state.db for writing: %w", err))
+	}
+	defer db.Close()
+	if _, err := db.RestoreRows(ctx, rows); err != nil {
+		if errors.Is(err, statedb.ErrConflict) {
+			return failure.Mark(failure.Refused, fmt.Errorf("%w: %v", ErrUndoConflict, err))
+		}
+		return failure.Mark(failure.Write, fmt.Errorf("restore rows: %w (rolled back)", err))
+	}
+	return nil
+}
+
+func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) error {
+	h := r.H
+	a := &routingApplier{r: r}
+	for _, img := range images {
+		before, err := sessionsjson.DecodeEntry(img.Key, img.Before, h.Rules)
+		if err != nil {
+			return failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
+		}
+		after, err := sessionsjson.DecodeEntry(img.Key, img.After, h.Rules)
+		if err != nil {
+			return failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
+		}
+		pe := plannedEntry{key: img.Key, before: before, after: after}
+		if img.Store == home.StoreSessionsJSON && h.Routing.Source == home.SourceGatewayRouting {
+			a.mirror = append(a.mirror, pe)
+		} else {
+			a.primary = append(a.primary, pe)
+		}
+	}
+	if len(a.primary) == 0 && len(a.mirror) == 0 {
+		return nil
+	}
+	return a.apply(ctx, nil)
+}
+
+func describeKey(key map[string]statedb.Value) string {
+	parts := make([]string, 0, len(key))
+	for k, v := range key {
+		data, _ := v.MarshalJSON()
+		parts = append(parts, k+"="+string(data))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
