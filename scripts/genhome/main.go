@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -33,7 +34,10 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "genhome:", err)
 		os.Exit(1)
 	}
@@ -92,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 }
 
 // run is main without the exit.
-func run(args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
@@ -105,14 +109,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return extractSchema(stdout, o.extract, label)
 	}
 	if o.relocate != "" {
-		return relocate(context.Background(), o.relocate, stdout)
+		return relocate(ctx, o.relocate, stdout)
 	}
 	logf := func(format string, a ...any) {
 		if !o.quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
-	return generate(context.Background(), o.cfg, logf, stdout)
+	return generate(ctx, o.cfg, logf, stdout)
 }
 
 // prepareOut creates the output home and its sessions/ directory and

@@ -19,4 +19,3 @@ func FuzzReadmeText(f *testing.F) {
 		}
 	})
 }
-
