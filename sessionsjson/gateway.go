@@ -41,7 +41,7 @@ type pidRecord struct {
 	GatewayState *string `json:"gateway_state"`
 }
 
-// DetectGateway decides whether a gateway runs on h (§1.3). It never creates, modifies or
+// DetectGateway decides whether a gateway runs on h (upstream gateway/status.py, gateway.lock and gateway.pid). It never creates, modifies or
 // deletes any of the gateway's files; a free gateway.lock is locked and released at once.
 func DetectGateway(h Home) GatewayStatus {
 	held, err := probeLock(h.GatewayLockFile())

@@ -45,7 +45,7 @@ type Home struct {
 	ProfileSource string
 }
 
-// ResolveHome resolves the home like the runtime's CLI wrapper (§1.1). It does not require
+// ResolveHome resolves the home like the runtime's CLI wrapper (upstream hermes_cli get_hermes_home). It does not require
 // the home to exist. An invalid profile name is an ErrInvalid error.
 func ResolveHome(o HomeOptions) (Home, error) {
 	getenv := o.Getenv

@@ -1,6 +1,6 @@
 package sessionsjson
 
-// knownPlatforms is the July 2026 gateway Platform enum (§2.3).
+// knownPlatforms is the July 2026 gateway Platform enum (upstream gateway/config.py Platform, as of c2a3b9ce5).
 var knownPlatforms = map[string]bool{
 	"local": true, "telegram": true, "discord": true, "whatsapp": true, "whatsapp_cloud": true,
 	"slack": true, "signal": true, "mattermost": true, "matrix": true, "homeassistant": true,

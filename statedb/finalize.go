@@ -13,7 +13,8 @@ const DefaultOrphanMinAge = 604800.0
 // EndReasonOrphanedCompression is the end_reason the finalize repair writes.
 const EndReasonOrphanedCompression = "orphaned_compression"
 
-// orphanPredicate is finalize_orphaned_compression_sessions' WHERE clause (statedb.md §5.18);
+// orphanPredicate is finalize_orphaned_compression_sessions' WHERE clause (upstream hermes_state.py
+// SessionDB.finalize_orphaned_compression_sessions, as of 3b750715a and later);
 // its one argument is the cutoff.
 const orphanPredicate = `sessions.api_call_count = 0
 	AND sessions.end_reason IS NULL

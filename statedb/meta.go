@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// State_meta latch keys the runtime sets after its one-time repairs (statedb.md §2.10).
+// State_meta latch keys the runtime sets after its one-time repairs (upstream hermes_state.py, state_meta).
 const (
 	LatchFinalizeOrphans = "orphaned_compression_finalize_v1"
 	LatchPruneGhosts     = "ghost_session_prune_v1"

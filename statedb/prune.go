@@ -11,7 +11,8 @@ import (
 // DefaultGhostMinAge is the runtime's ghost-prune cutoff: 24 hours, in seconds.
 const DefaultGhostMinAge = 86400.0
 
-// ghostPredicate is prune_empty_ghost_sessions' WHERE clause (statedb.md §5.17); its one
+// ghostPredicate is prune_empty_ghost_sessions' WHERE clause (upstream hermes_state.py
+// SessionDB.prune_empty_ghost_sessions, as of 3b750715a and later); its one
 // argument is the cutoff.
 const ghostPredicate = `sessions.source = 'tui'
 	AND sessions.title IS NULL

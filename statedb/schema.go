@@ -12,7 +12,7 @@ import (
 // single-file runtime).
 const NewestKnownVersion = 21
 
-// FTS layouts reported in Schema.FTSLayout (statedb.md §2.11 step 4).
+// FTS layouts reported in Schema.FTSLayout (upstream hermes_state.py schema migrations).
 const (
 	FTSInlineV11   = "inline-v11"   // v11–v22: inline fts5 tables fed by triggers
 	FTSExternalV1  = "external-v1"  // v1–v10: external-content single-column table

@@ -39,7 +39,7 @@ const tipStepV11 = `SELECT id FROM sessions WHERE parent_session_id = ?1
 	AND started_at >= (SELECT ended_at FROM sessions WHERE id = ?1 AND end_reason = 'compression')
 	ORDER BY started_at DESC LIMIT 1`
 
-// tipStepV17 is the S21 step (statedb.md §5.10, sessionsjson.md §6.3).
+// tipStepV17 is the S21 step (upstream hermes_state.py get_compression_tip, as of 52d0d671e).
 const tipStepV17 = `SELECT child.id FROM sessions parent
 	JOIN sessions child ON child.parent_session_id = parent.id
 	WHERE parent.id = ?1 AND parent.end_reason = 'compression'

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The runtime's write retry policy (statedb.md §3.1): 15 attempts, 20–150 ms jitter.
+// The runtime's write retry policy (upstream hermes_state.py SessionDB._execute_write, seed era): 15 attempts, 20–150 ms jitter.
 const (
 	writeMaxAttempts = 15
 	retryMinSleep    = 20 * time.Millisecond
