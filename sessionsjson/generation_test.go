@@ -1,0 +1,71 @@
+package sessionsjson
+
+import (
+	"testing"
+)
+
+// TestGenerationTable: each schema version maps to the generation that wrote it, at both
+// edges of every row, and each generation's rules are the runtime's of that generation.
+func TestGenerationTable(t *testing.T) {
+	for _, tt := range []struct {
+		schema int
+		gen    Generation
+	}{
+		{0, GenUnknown}, {1, GenR0418}, {6, GenR0418}, {7, GenR0506}, {11, GenR0506}, {12, GenR0525},
+		{16, GenR0525}, {17, GenR0703}, {18, GenR0703}, {19, GenR0715}, {21, GenR0715}, {22, GenNewer}, {30, GenNewer},
+	} {
+		if got := GenerationForSchema(tt.schema); got != tt.gen {
+			t.Errorf("GenerationForSchema(%d) = %s, want %s", tt.schema, got, tt.gen)
+		}
+	}
+	type facts struct {
+		crashSuspends, autoResume, pruneAtLoad, freshness, dbRepairs, writes bool
+		safety                                                              PathSafety
+		flag                                                                string
+	}
+	for _, tt := range []struct {
+		gen  Generation
+		want facts
+	}{
+		{GenR0418, facts{crashSuspends: true, writes: true, flag: "memory_flushed"}},
+		{GenR0506, facts{dbRepairs: true, writes: true, flag: "expiry_finalized"}},
+		{GenR0525, facts{autoResume: true, dbRepairs: true, writes: true, flag: "expiry_finalized"}},
+		{GenR0703, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyStrict, flag: "expiry_finalized"}},
+		{GenR0715, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized"}},
+		{GenNewer, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized"}},
+	} {
+		r := RulesFor(tt.gen)
+		got := facts{r.CrashRecoverySetsSuspended, r.AutoResume, r.PruneEndedAtLoad, r.FreshnessGate, r.DBRepairs, r.WritesAllowed, r.PathSafety, r.FinalizedFlag}
+		if got != tt.want || r.Generation != tt.gen {
+			t.Errorf("RulesFor(%s) = %+v, want %+v", tt.gen, got, tt.want)
+		}
+	}
+	for text, gen := range map[string]Generation{"": GenR0525, READMEr0703: GenR0703, READMEr0715: GenR0715, "Something else": GenNewer} {
+		if got := GenerationFromREADME(text); got != gen {
+			t.Errorf("GenerationFromREADME(%.20q) = %s, want %s", text, got, gen)
+		}
+	}
+}
+
+// TestStaleMarker: a resume marker exactly one freshness window old is fresh; one microsecond
+// older is stale (the runtime compares age > W). Without last_resume_marked_at, updated_at
+// counts.
+func TestStaleMarker(t *testing.T) {
+	const raw = `{"session_key": "k", "session_id": "s", "created_at": "2026-07-16T08:00:00", "updated_at": "2026-07-16T08:00:00", "resume_pending": true}`
+	e, err := DecodeEntry("k", []byte(raw), RulesFor(GenR0715))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := e.UpdatedAt.WallMicros()
+	for _, tt := range []struct {
+		age   int64
+		stale bool
+	}{{0, false}, {FreshnessWindowMicros - 1, false}, {FreshnessWindowMicros, false}, {FreshnessWindowMicros + 1, true}} {
+		if got := e.StaleMarker(marked + tt.age); got != tt.stale {
+			t.Errorf("age %d µs: stale = %v, want %v", tt.age, got, tt.stale)
+		}
+	}
+	if FreshnessWindowMicros != 3600*1_000_000 || CrashWindowMicros != 120*1_000_000 || StuckLoopThreshold != 3 {
+		t.Error("a runtime constant moved: freshness 1 h, crash window 120 s, stuck threshold 3")
+	}
+}
