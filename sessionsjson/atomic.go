@@ -15,7 +15,8 @@ import (
 // symlink is written through to its target, the data goes to a temp file (tmpPattern, e.g.
 // ".sessions_*.tmp") in the target's directory, is fsynced, gets the existing file's mode
 // (0600 for a new file) and owner, and is renamed over the target; the directory is fsynced.
-// On any error the temp file is removed and the target is left as it was.
+// On any error the temp file is removed and the target is left as it was, except for
+// ErrNotDurable: the target was replaced but the directory could not be synced.
 func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
 	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -53,7 +54,10 @@ func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	return SyncDir(filepath.Dir(target))
+	if err := SyncDir(filepath.Dir(target)); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	return nil
 }
 
 // fillTemp writes, syncs and closes tmp with the target's mode and owner.

@@ -12,6 +12,10 @@ var ErrCorrupt = errors.New("corrupt")
 // ErrLocked reports that another sessionctl process holds the tool lock.
 var ErrLocked = errors.New("locked")
 
+// ErrNotDurable reports a file that was replaced, but whose directory could not be synced:
+// the new content is in place, and may not survive a crash.
+var ErrNotDurable = errors.New("the file was replaced, but its directory could not be synced")
+
 // ErrInvalid reports a bad argument, such as an invalid profile name or an unsupported value.
 var ErrInvalid = errors.New("invalid")
 

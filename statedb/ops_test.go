@@ -265,7 +265,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	for _, c := range append(append(pr.Changes, pr.Latch), append(fin.Changes, fin.Latch)...) {
 		undo = append(undo, c.Undo())
 	}
-	if _, err := db.RestoreRows(context.Background(), undo); err != nil {
+	if _, _, err := db.RestoreRows(context.Background(), undo); err != nil {
 		t.Fatal(err)
 	}
 	if got := dump(); !reflect.DeepEqual(got, start) {
@@ -289,7 +289,7 @@ func TestRestoreConflictChangesNothing(t *testing.T) {
 	for _, c := range append(append(pr.Changes, pr.Latch), append(fin.Changes, fin.Latch)...) {
 		undo = append(undo, c.Undo())
 	}
-	_, err := db.RestoreRows(context.Background(), undo)
+	_, _, err := db.RestoreRows(context.Background(), undo)
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("err = %v, want ErrConflict", err)
 	}
@@ -297,7 +297,7 @@ func TestRestoreConflictChangesNothing(t *testing.T) {
 		t.Error("a conflicting restore changed rows")
 	}
 	// A re-created row that already exists is a conflict too.
-	_, err = db.RestoreRows(context.Background(), []RowRestore{{Table: "sessions",
+	_, _, err = db.RestoreRows(context.Background(), []RowRestore{{Table: "sessions",
 		Key: fin.Changes[0].Key, Expected: nil, Desired: fin.Changes[0].Before}})
 	if !errors.Is(err, ErrConflict) {
 		t.Errorf("insert over an existing row: err = %v, want ErrConflict", err)
@@ -495,5 +495,36 @@ func TestBatchAmongOddIDs(t *testing.T) {
 	res, err := openWrite(t, path).PruneGhosts(context.Background(), fixtureNow, DefaultGhostMinAge, Batch{Among: ghosts}, nil)
 	if err != nil || !reflect.DeepEqual(res.Deleted, ghosts[1:]) {
 		t.Errorf("deleted %q, %v; want only %q", res.Deleted, err, ghosts[1])
+	}
+}
+
+// TestRestoreFinishesFromAnyState: rows already at their desired image are left alone, so a
+// restore of a change that never landed, or one run a second time, succeeds and writes
+// nothing; a restore that finds some rows done and others pending writes only the pending.
+func TestRestoreFinishesFromAnyState(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	db := openWrite(t, path)
+	fin := finalize(t, db, fixtureNow)
+	var undo []RowRestore
+	for _, c := range append(fin.Changes, fin.Latch) {
+		undo = append(undo, c.Undo())
+	}
+	if len(undo) < 3 {
+		t.Fatalf("want several rows to restore, have %d", len(undo))
+	}
+	// Restore one row alone, as an undo stopped part-way would have.
+	if n, _, err := db.RestoreRows(context.Background(), undo[:1]); err != nil || n != 1 {
+		t.Fatalf("first row: restored %d, err %v", n, err)
+	}
+	n, _, err := db.RestoreRows(context.Background(), undo)
+	if err != nil || n != len(undo)-1 {
+		t.Fatalf("the rest: restored %d of %d, err %v", n, len(undo)-1, err)
+	}
+	before := typedDump(t, rawDB(t, path), "sessions") + typedDump(t, rawDB(t, path), "state_meta")
+	if n, _, err := db.RestoreRows(context.Background(), undo); err != nil || n != 0 {
+		t.Fatalf("again: restored %d, err %v", n, err)
+	}
+	if after := typedDump(t, rawDB(t, path), "sessions") + typedDump(t, rawDB(t, path), "state_meta"); after != before {
+		t.Error("a restore with nothing left to do changed rows")
 	}
 }

@@ -18,47 +18,60 @@ type RowRestore struct {
 
 // RestoreRows applies restores in order, in one BEGIN IMMEDIATE transaction with the runtime's
 // retries. Every row is first compared with its expected image (same columns, same storage
-// classes, same values); any difference returns an error wrapping ErrConflict and changes
-// nothing. Then rows are re-inserted with all their columns, updated in the columns that
-// differ, or deleted. Give parents before dependent rows (the order PruneResult uses).
-func (db *DB) RestoreRows(ctx context.Context, restore []RowRestore) (TxStats, error) {
+// classes, same values); a row that already equals its desired image is left alone (the
+// change it undoes never landed, or was undone already); any other difference returns an
+// error wrapping ErrConflict and changes nothing. Then rows are re-inserted with all their
+// columns, updated in the columns that differ, or deleted. Give parents before dependent rows
+// (the order PruneResult uses). restored counts the rows written.
+func (db *DB) RestoreRows(ctx context.Context, restore []RowRestore) (restored int, stats TxStats, err error) {
 	if err := db.requireWrite("restore rows"); err != nil {
-		return TxStats{}, err
+		return 0, TxStats{}, err
 	}
-	return db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
+	stats, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		infos := map[string]tableInfo{}
+		var todo []RowRestore
 		for _, r := range restore {
-			if err := checkRestore(ctx, tx, infos, r); err != nil {
+			done, err := checkRestore(ctx, tx, infos, r)
+			if err != nil {
 				return err
 			}
+			if !done {
+				todo = append(todo, r)
+			}
 		}
-		for _, r := range restore {
+		for _, r := range todo {
 			if err := applyRestore(ctx, tx, infos[r.Table], r); err != nil {
 				return err
 			}
 		}
+		restored = len(todo)
 		return nil
 	})
+	return restored, stats, err
 }
 
-// checkRestore verifies that the current row equals r.Expected.
-func checkRestore(ctx context.Context, tx *sql.Tx, infos map[string]tableInfo, r RowRestore) error {
+// checkRestore verifies that the current row equals r.Expected (done: false), or already
+// equals r.Desired (done: true).
+func checkRestore(ctx context.Context, tx *sql.Tx, infos map[string]tableInfo, r RowRestore) (done bool, err error) {
 	ti, ok := infos[r.Table]
 	if !ok {
-		var err error
 		if ti, err = loadTableInfo(ctx, tx, r.Table); err != nil {
-			return fmt.Errorf("restore %s: %w", r.Table, err)
+			return false, fmt.Errorf("restore %s: %w", r.Table, err)
 		}
 		infos[r.Table] = ti
 	}
 	cur, err := readImageTI(ctx, tx, ti, r.Key)
 	if err != nil {
-		return fmt.Errorf("restore %s: %w", r.Table, err)
+		return false, fmt.Errorf("restore %s: %w", r.Table, err)
 	}
-	if diff := imageDiff(r.Expected, cur); diff != "" {
-		return fmt.Errorf("restore %s %s: %s: %w", r.Table, keyString(r.Key), diff, ErrConflict)
+	diff := imageDiff(r.Expected, cur)
+	if diff == "" {
+		return false, nil
 	}
-	return nil
+	if imageDiff(r.Desired, cur) == "" {
+		return true, nil
+	}
+	return false, fmt.Errorf("restore %s %s: %s: %w", r.Table, keyString(r.Key), diff, ErrConflict)
 }
 
 // imageDiff describes how current differs from expected in expected's columns ("" if not).

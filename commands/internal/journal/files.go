@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -125,12 +126,17 @@ func Stash(files []FileImage, warn func(string, ...any)) {
 // SettleStashes drops the file records whose move did not happen or has already happened: a
 // transcript that stayed in place (its move failed, or the process stopped right after the
 // commit) is not restored from a stash that never got it, and one already in its stash is
-// not moved again. A file found in neither place is reported and skipped, so the rows can
-// still be restored.
+// not moved again. A move across filesystems that copied but could not remove its source
+// leaves the same file in both places: the copy in the stash is removed. A file found in
+// neither place is reported and skipped, so the rows can still be restored.
 func (j *Journal) SettleStashes(warn func(string, ...any)) {
 	kept := j.Files[:0]
 	for _, f := range j.Files {
 		switch {
+		case f.AfterStash != "" && sameFile(f.Path, f.AfterStash):
+			if err := os.Remove(f.AfterStash); err != nil {
+				warn("%v", err)
+			}
 		case f.AfterStash != "" && !exists(f.AfterStash):
 			if !exists(f.Path) {
 				warn("%s is neither in place nor in the journal's stash (%s): not restored", f.Path, f.AfterStash)
@@ -141,6 +147,16 @@ func (j *Journal) SettleStashes(warn func(string, ...any)) {
 		}
 	}
 	j.Files = kept
+}
+
+// sameFile reports whether a and b are both regular files with the same content.
+func sameFile(a, b string) bool {
+	da, err := os.ReadFile(a)
+	if err != nil {
+		return false
+	}
+	db, err := os.ReadFile(b)
+	return err == nil && bytes.Equal(da, db)
 }
 
 func exists(path string) bool {

@@ -8,18 +8,20 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 )
 
-// TestDBBatchesFailed: a failed batch's error names the journals of the batches committed
-// before it and keeps its class.
-func TestDBBatchesFailed(t *testing.T) {
+// TestStoppedNamesTheJournals: a run stopped after it applied batches ends in an Incomplete
+// naming their journals, whose cause keeps its class; one that applied nothing ends in the
+// cause itself.
+func TestStoppedNamesTheJournals(t *testing.T) {
 	boom := failure.Mark(failure.Write, errors.New("prune ghosts: commit: disk I/O error"))
-	if err := (dbBatches{}).failed(boom); err != boom {
-		t.Errorf("no batches: %v", err)
+	if err := stopped(Outcome{}, boom); err != boom {
+		t.Errorf("nothing applied: %v", err)
 	}
-	if err := (dbBatches{{Journal: "j1"}}).failed(nil); err != nil {
-		t.Errorf("no error: %v", err)
+	err := stopped(Outcome{Applied: true, Journals: []string{"j1", "j2"}}, boom)
+	var inc *Incomplete
+	if !errors.As(err, &inc) || !strings.Contains(err.Error(), "journaled in j1, j2") {
+		t.Fatalf("err = %v", err)
 	}
-	err := (dbBatches{{Journal: "j1"}, {Journal: "j2"}}).failed(boom)
-	if class, _ := failure.ClassOf(err); class != failure.Write || !strings.Contains(err.Error(), "2 earlier batch(es) were applied: j1, j2") {
-		t.Errorf("err = %v (class %v)", err, class)
+	if class, _ := failure.ClassOf(err); class != failure.Write || !errors.Is(err, boom) {
+		t.Errorf("cause lost: class %v", class)
 	}
 }

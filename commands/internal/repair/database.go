@@ -80,6 +80,10 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	res := finalizeReport(nil, locked, now)
 	var batches dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
+		if err := ctx.Err(); err != nil { // a safe point: between two committed batches
+			batches.record(&res, r.batchRows())
+			return res, stopped(res, err)
+		}
 		var fin statedb.FinalizeResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
@@ -89,7 +93,7 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 		batches = batches.add(tx)
 		if err != nil { // the batch rolled back: nothing of it to report
 			batches.record(&res, r.batchRows())
-			return res, batches.failed(err)
+			return res, stopped(res, err)
 		}
 		res.add(finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now))
 		batch.Among = fin.Remaining
@@ -192,6 +196,10 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	sessionsDir := r.H.Opts.Home.SessionsDir()
 	var batches dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ghostIDs(ghosts, false)}); len(batch.Among) > 0; {
+		if err := ctx.Err(); err != nil { // a safe point: between two committed batches
+			batches.record(&res, r.batchRows())
+			return res, stopped(res, err)
+		}
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
@@ -206,7 +214,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 		batches = batches.add(tx)
 		if err != nil { // the batch rolled back: nothing of it to report
 			batches.record(&res, r.batchRows())
-			return res, batches.failed(err)
+			return res, stopped(res, err)
 		}
 		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
 		batch.Among = pr.Remaining
@@ -291,14 +299,6 @@ func (b dbBatches) add(tx *BatchRecord) dbBatches {
 		return b
 	}
 	return append(b, tx)
-}
-
-// failed adds to a batch's error the journals of the batches committed before it.
-func (b dbBatches) failed(err error) error {
-	if err == nil || len(b) == 0 {
-		return err
-	}
-	return fmt.Errorf("%w; %d earlier batch(es) were applied: %s", err, len(b), strings.Join(b.journals(), ", "))
 }
 
 func (b dbBatches) journals() []string {

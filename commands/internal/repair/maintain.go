@@ -2,6 +2,7 @@ package repair
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -92,8 +93,18 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 	var notes []check.Finding
 	for _, step := range maintainSteps {
 		res, skip, err := runStep(ctx, o, opts, step)
+		if err == nil {
+			err = ctx.Err() // a safe point: between two steps
+		}
 		if err != nil {
-			return nil, fmt.Errorf("maintain: %s: %w", step.name, err)
+			var inc *Incomplete
+			if errors.As(err, &inc) { // the step applied part of its work before it stopped
+				rep.add(inc.Outcome, opts.Apply)
+				err = inc.Err
+			} else if res.Applied {
+				rep.add(res, opts.Apply)
+			}
+			return nil, stopped(rep.outcome(), fmt.Errorf("maintain: %s: %w", step.name, err))
 		}
 		if skip != nil {
 			rep.Data.Skipped = append(rep.Data.Skipped, step.name)
@@ -106,15 +117,25 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 			continue
 		}
 		notes = append(notes, res.Findings...)
-		rep.Changes = append(rep.Changes, res.Changes...)
-		rep.Data.Journals = append(rep.Data.Journals, res.Journals...)
+		rep.add(res, opts.Apply)
 	}
-	if opts.Apply {
+	return notes, nil
+}
+
+// add counts a step's outcome in the report; a step stopped part-way adds what it applied.
+func (rep *MaintainReport) add(res Outcome, apply bool) {
+	rep.Changes = append(rep.Changes, res.Changes...)
+	rep.Data.Journals = append(rep.Data.Journals, res.Journals...)
+	if apply {
 		rep.Data.Changed = len(rep.Changes)
 	} else {
 		rep.Data.Planned = len(rep.Changes)
 	}
-	return notes, nil
+}
+
+// outcome is what the steps applied so far.
+func (rep *MaintainReport) outcome() Outcome {
+	return Outcome{Applied: rep.Data.Changed > 0 || len(rep.Data.Journals) > 0, Changes: rep.Changes, Journals: rep.Data.Journals}
 }
 
 // runStep runs one step; a non-nil skip says why it did not run (a skip without a check id

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -131,4 +132,29 @@ func (r *Run) checkRoutingWritable() error {
 		h.Opts.Warnf("--force: a gateway is running (%s); it rewrites the routing index from memory on its next save and will likely undo this change", h.Gateway.Detail)
 	}
 	return nil
+}
+
+// Incomplete is the error of a run that changed the home before it failed or was
+// interrupted: Outcome says what was applied and names every journal that holds it
+// (`undo` reverts them, newest first). Err is what stopped the run.
+type Incomplete struct {
+	Outcome Outcome
+	Err     error
+}
+
+func (e *Incomplete) Error() string {
+	return fmt.Sprintf("%v; what was applied before it stopped is journaled in %s (sessionctl undo reverts it, newest first)",
+		e.Err, strings.Join(e.Outcome.Journals, ", "))
+}
+
+// Unwrap returns what stopped the run.
+func (e *Incomplete) Unwrap() error { return e.Err }
+
+// stopped ends a run that applied out before err stopped it: an Incomplete when anything was
+// applied, else err itself.
+func stopped(out Outcome, err error) error {
+	if !out.Applied || len(out.Journals) == 0 {
+		return err
+	}
+	return &Incomplete{Outcome: out, Err: err}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,63 +173,70 @@ func (a *routingApplier) journal(p RoutingPlan) *journal.Journal {
 }
 
 // apply writes the plan: sessions.json (json-primary) or gateway_routing plus the mirror
-// (db-primary) as one step, then the counts file; a failure restores what was written.
-func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) error {
-	var err error
+// (db-primary) as one step, then the counts file. On a failure it restores what it can and
+// reports whether the home still differs from before (changed): a committed gateway_routing
+// row, a file replaced but not synced, or a restore that failed.
+func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) (changed bool, err error) {
 	if a.r.H.Routing.Source == home.SourceGatewayRouting {
-		err = a.applyDB(ctx)
+		changed, err = a.applyDB(ctx)
 	} else {
-		err = a.applyJSON(a.primary)
+		changed, err = a.applyJSON(a.primary)
 	}
 	if err != nil {
-		return failure.Mark(failure.Write, err)
+		return changed, failure.Mark(failure.Write, err)
 	}
-	if counts != nil {
-		if err := writeImage(counts.Path, counts.After); err != nil {
-			a.restoreJSONAfterFailure()
-			return failure.Mark(failure.Write, fmt.Errorf("%w (the routing change was not kept)", err))
-		}
+	if counts == nil {
+		return changed, nil
 	}
-	return nil
+	if err := writeImage(counts.Path, counts.After); err != nil {
+		changed = errors.Is(err, sessionsjson.ErrNotDurable) || a.r.H.Routing.Source == home.SourceGatewayRouting || !a.restoreJSON()
+		return changed, failure.Mark(failure.Write, fmt.Errorf("%w (the routing change was not kept)", err))
+	}
+	return changed, nil
 }
 
-// applyJSON rewrites sessions.json with the planned entries spliced in.
-func (a *routingApplier) applyJSON(planned []plannedEntry) error {
+// applyJSON rewrites sessions.json with the planned entries spliced in. changed reports
+// whether the file was replaced (a failure to sync its directory comes after that).
+func (a *routingApplier) applyJSON(planned []plannedEntry) (changed bool, err error) {
 	h := a.r.H
 	doc := h.Mirror.Doc
 	if len(planned) == 0 || doc == nil {
-		return nil
+		return false, nil
 	}
 	for _, pe := range planned {
 		doc.Replace(pe.key, pe.after)
 	}
-	err := sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
+	err = sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
 	})
 	if err != nil {
-		return fmt.Errorf("write sessions.json: %w", err)
+		return errors.Is(err, sessionsjson.ErrNotDurable), fmt.Errorf("write sessions.json: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
-// restoreJSONAfterFailure puts the original sessions.json bytes back.
-func (a *routingApplier) restoreJSONAfterFailure() {
+// restoreJSON puts the original sessions.json bytes back after a failed step and reports
+// whether the file is as it was (true when nothing had been written).
+func (a *routingApplier) restoreJSON() bool {
 	h := a.r.H
 	if h.Mirror.Doc == nil || (len(a.primary) == 0 && len(a.mirror) == 0) {
-		return
+		return true
 	}
 	if err := sessionsjson.WriteFileAtomic(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes(), ".sessions_*.tmp"); err != nil {
 		h.Opts.Warnf("could not restore sessions.json after a failed write: %v", err)
+		return false
 	}
+	return true
 }
 
 // applyDB updates gateway_routing and, inside the same transaction, the mirror: if the
 // mirror write fails the transaction rolls back; if the commit fails the mirror is restored.
-func (a *routingApplier) applyDB(ctx context.Context) error {
+// changed reports whether anything differs from before when it returns.
+func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) {
 	h := a.r.H
 	db, err := statedb.OpenWrite(ctx, h.Opts.Home.StateDB())
 	if err != nil {
-		return fmt.Errorf("open state.db for writing: %w", err)
+		return false, fmt.Errorf("open state.db for writing: %w", err)
 	}
 	defer db.Close()
 	updates := make(map[string]string, len(a.primary))
@@ -240,19 +248,14 @@ func (a *routingApplier) applyDB(ctx context.Context) error {
 		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, h.Opts.Clock.Unix); err != nil {
 			return err
 		}
-		if err := a.applyJSON(a.mirror); err != nil {
-			return err
-		}
-		mirrorWritten = len(a.mirror) > 0
-		return nil
+		written, err := a.applyJSON(a.mirror)
+		mirrorWritten = written
+		return err
 	})
-	if err != nil && mirrorWritten {
-		a.restoreJSONAfterFailure()
-	}
 	if err != nil {
-		return fmt.Errorf("update gateway_routing: %w", err)
+		return mirrorWritten && !a.restoreJSON(), fmt.Errorf("update gateway_routing: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // writeImage writes or removes a small file atomically.
@@ -286,7 +289,9 @@ func (r *Run) writeJournal(j *journal.Journal) (string, error) {
 	return path, journal.Write(path, j)
 }
 
-// Routing plans, and when applying refuses-or-journals-and-writes, a routing change.
+// Routing plans, and when applying refuses-or-journals-and-writes, a routing change. A
+// write that failed leaves no journal when nothing changed (a write error), and keeps and
+// names it when something did (Incomplete).
 func Routing(ctx context.Context, r *Run, p RoutingPlan) (Outcome, error) {
 	a, changes, err := planRouting(r, p)
 	if err != nil {
@@ -299,14 +304,21 @@ func Routing(ctx context.Context, r *Run, p RoutingPlan) (Outcome, error) {
 	if err := r.checkRoutingWritable(); err != nil {
 		return res, err
 	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
 	path, err := r.writeJournal(a.journal(p))
 	if err != nil {
 		return res, failure.Mark(failure.Write, err)
 	}
-	if err := a.apply(ctx, p.Counts); err != nil {
+	changed, err := a.apply(ctx, p.Counts)
+	if err != nil && !changed {
 		_ = os.Remove(path) // nothing changed: the journal would describe a change that never happened
 		return res, err
 	}
 	res.Applied, res.Journals = true, []string{path}
+	if err != nil {
+		return res, &Incomplete{Outcome: res, Err: err}
+	}
 	return res, nil
 }

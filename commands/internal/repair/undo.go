@@ -21,9 +21,11 @@ import (
 // ErrUndoConflict refuses an undo whose targets changed since the journal was written.
 var ErrUndoConflict = errors.New("the data changed since this journal was written")
 
-// Undo plans, and when applying performs, the restore of journal j (read from path): every
-// target must still hold the journal's after-image, else the undo is refused and nothing
-// changes. The restore is itself journaled.
+// Undo plans, and when applying performs, the restore of journal j (read from path). Each
+// target must hold the journal's after-image (it is restored) or its before-image (the change
+// never landed there, or an earlier undo restored it: it is left alone); anything else refuses
+// the undo and nothing changes. So an undo finishes from any state a crash, a fault or an
+// interrupted undo leaves. The restore is itself journaled.
 func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome, error) {
 	h := r.H
 	if j.Home != h.Opts.Home.Dir {
@@ -34,11 +36,11 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	}
 	inv := j.Inverse()
 	inv.SettleStashes(h.Opts.Warnf)
-	res := Outcome{Changes: undoChanges(inv)}
-	if err := verify(h, inv); err != nil {
+	if err := pending(h, inv); err != nil {
 		return Outcome{}, err
 	}
-	if !r.Apply {
+	res := Outcome{Changes: undoChanges(inv)}
+	if !r.Apply || len(res.Changes) == 0 {
 		return res, nil
 	}
 	if len(inv.Routing) > 0 {
@@ -53,14 +55,15 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Write, err)
 	}
-	if applied, err := restore(ctx, r, inv); err != nil {
-		if !applied {
-			_ = os.Remove(undoPath) // nothing changed: the journal would describe a change that never happened
-			return Outcome{}, err
-		}
-		return Outcome{}, fmt.Errorf("%w (partly applied; its journal: %s)", err, undoPath)
+	applied, err := restore(ctx, r, inv)
+	if err != nil && !applied {
+		_ = os.Remove(undoPath) // nothing changed: the journal would describe a change that never happened
+		return Outcome{}, err
 	}
 	res.Applied, res.Journals = true, []string{undoPath}
+	if err != nil {
+		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (run the same undo again to finish it)", err)}
+	}
 	return res, nil
 }
 
@@ -79,36 +82,60 @@ func undoChanges(j *journal.Journal) []Change {
 	return out
 }
 
-// verify checks that every target still holds the "before" image of the inverse (the
-// journal's after-image); any difference refuses the undo.
-func verify(h *home.Home, inv *journal.Journal) error {
+// pending keeps in inv the targets that still hold the journal's after-image (the inverse's
+// before side), drops those already at its before-image, and refuses (ErrUndoConflict) when
+// a target holds neither. Rows are checked the same way inside the restore's transaction.
+func pending(h *home.Home, inv *journal.Journal) error {
+	routing := inv.Routing[:0]
 	for _, e := range inv.Routing {
 		cur := currentEntryRaw(h, e.Store, e.Key)
-		if !home.SameJSON(cur, e.Before) {
+		switch {
+		case home.SameJSON(cur, e.Before):
+			routing = append(routing, e)
+		case !home.SameJSON(cur, e.After):
 			return failure.Mark(failure.Refused, fmt.Errorf("%w: entry %q in %s", ErrUndoConflict, e.Key, e.Store))
 		}
 	}
+	inv.Routing = routing
+	files := inv.Files[:0]
 	for _, f := range inv.Files {
-		if err := verifyFile(f); err != nil {
+		todo, err := filePending(f)
+		if err != nil {
 			return err
 		}
+		if todo {
+			files = append(files, f)
+		}
 	}
+	inv.Files = files
 	return nil
 }
 
-// verifyFile checks that f.Path holds f's before side. A stashed before side can only be
-// checked for presence: its content moved.
-func verifyFile(f journal.FileImage) error {
+// filePending reports whether f.Path still holds f's before side (to restore), or already
+// holds its after side (nothing to do); anything else is a conflict. A stashed side can only
+// be checked for presence: its content moved.
+func filePending(f journal.FileImage) (bool, error) {
 	cur, err := os.ReadFile(f.Path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return failure.Mark(failure.Data, fmt.Errorf("read %s: %w", f.Path, err))
+		return false, failure.Mark(failure.Data, fmt.Errorf("read %s: %w", f.Path, err))
 	}
-	wantExists := f.Before != nil || f.BeforeStash != ""
-	if exists != wantExists || (exists && f.Before != nil && !bytes.Equal(cur, *f.Before)) {
-		return failure.Mark(failure.Refused, fmt.Errorf("%w: file %s", ErrUndoConflict, f.Path))
+	holds := func(content *[]byte, stash string) bool {
+		if stash != "" || content == nil {
+			return exists == (stash != "" || content != nil)
+		}
+		return exists && bytes.Equal(cur, *content)
 	}
-	return nil
+	switch {
+	case f.AfterStash != "" && exists:
+		// the stash holds what goes back, and something is in its place already
+		return false, failure.Mark(failure.Refused, fmt.Errorf("%w: file %s exists again", ErrUndoConflict, f.Path))
+	case holds(f.Before, f.BeforeStash):
+		return true, nil
+	case holds(f.After, f.AfterStash):
+		return false, nil
+	}
+	return false, failure.Mark(failure.Refused, fmt.Errorf("%w: file %s", ErrUndoConflict, f.Path))
 }
 
 // fileSide describes one side of a file image for the change list.
@@ -143,8 +170,8 @@ func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, e
 			return false, err
 		}
 	}
-	if err := restoreRouting(ctx, r, inv.Routing); err != nil {
-		return len(inv.Rows) > 0, err
+	if changed, err := restoreRouting(ctx, r, inv.Routing); err != nil {
+		return len(inv.Rows) > 0 || changed, err
 	}
 	if err := restoreFiles(inv.Files); err != nil {
 		return len(inv.Rows) > 0 || len(inv.Routing) > 0, failure.Mark(failure.Write, err)
@@ -207,7 +234,7 @@ func restoreRows(ctx context.Context, r *Run, changes []statedb.RowChange) error
 		return failure.Mark(failure.Data, fmt.Errorf("open state.db for writing: %w", err))
 	}
 	defer db.Close()
-	if _, err := db.RestoreRows(ctx, rows); err != nil {
+	if _, _, err := db.RestoreRows(ctx, rows); err != nil {
 		if errors.Is(err, statedb.ErrConflict) {
 			return failure.Mark(failure.Refused, fmt.Errorf("%w: %v", ErrUndoConflict, err))
 		}
@@ -216,17 +243,17 @@ func restoreRows(ctx context.Context, r *Run, changes []statedb.RowChange) error
 	return nil
 }
 
-func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) error {
+func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (changed bool, err error) {
 	h := r.H
 	a := &routingApplier{r: r}
 	for _, img := range images {
 		before, err := sessionsjson.DecodeEntry(img.Key, img.Before, h.Rules)
 		if err != nil {
-			return failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
+			return false, failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
 		}
 		after, err := sessionsjson.DecodeEntry(img.Key, img.After, h.Rules)
 		if err != nil {
-			return failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
+			return false, failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
 		}
 		pe := plannedEntry{key: img.Key, before: before, after: after}
 		if img.Store == home.StoreSessionsJSON && h.Routing.Source == home.SourceGatewayRouting {
@@ -236,7 +263,7 @@ func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) er
 		}
 	}
 	if len(a.primary) == 0 && len(a.mirror) == 0 {
-		return nil
+		return false, nil
 	}
 	return a.apply(ctx, nil)
 }
