@@ -20,8 +20,8 @@ func TestGenerationTable(t *testing.T) {
 	}
 	type facts struct {
 		crashSuspends, autoResume, pruneAtLoad, freshness, dbRepairs, writes bool
-		safety                                                              PathSafety
-		flag                                                                string
+		safety                                                               PathSafety
+		flag                                                                 string
 	}
 	for _, tt := range []struct {
 		gen  Generation
