@@ -26,14 +26,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, s settings) int {
-	app := newApp(stdout, stderr, s)
+	state := &runState{}
+	app := newApp(stdout, stderr, s, state)
 	args = normaliseArgs(app, args)
 	err := runApp(ctx, app, args)
-	code := exitCode(err)
-	if err != nil && !isReported(err) {
+	code := exitCode(ctx, err)
+	if err == nil {
+		return code
+	}
+	if !isReported(err) {
 		fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(err))
 	}
+	if !state.emitted && jsonRequested(args) {
+		if werr := emitErrorEnvelope(app, args, state, err, code); werr != nil {
+			fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(werr))
+		}
+	}
 	return code
+}
+
+// runState is what Run learns of the command while it runs.
+type runState struct {
+	opts    *options // the command's resolved options, once resolved
+	emitted bool     // the envelope is on stdout
 }
 
 // runMu serialises app runs: urfave/cli v2 writes its package-level HelpFlag on every run,
@@ -50,10 +65,13 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
-// settingsKey holds the run's settings in the app's metadata.
-const settingsKey = "settings"
+// Keys of the app's metadata: the run's settings and state.
+const (
+	settingsKey = "settings"
+	stateKey    = "state"
+)
 
-func newApp(stdout, stderr io.Writer, s settings) *cli.App {
+func newApp(stdout, stderr io.Writer, s settings, state *runState) *cli.App {
 	app := &cli.App{
 		Name:                 "sessionctl",
 		Usage:                "inspect and repair a Hermes Agent gateway's sessions (sessions.json and state.db)",
@@ -66,7 +84,8 @@ func newApp(stdout, stderr io.Writer, s settings) *cli.App {
 		Flags:                globalFlags(),
 		Commands:             allCommands(),
 		Action:               topLevel,
-		Metadata:             map[string]any{settingsKey: s},
+		Metadata:             map[string]any{settingsKey: s, stateKey: state},
+		Version:              version(),
 	}
 	app.OnUsageError = usageError
 	setUsageError(app.Commands)

@@ -39,7 +39,6 @@ func runDemo(c *cli.Context) error {
 	if !o.json {
 		fmt.Fprintf(o.stdout, "demo home: %s\n(try: sessionctl --home %s check; sessionctl --home %s maintain --apply)\n\n", dir, dir, dir)
 	}
-	o.Command = "status"
 	if err := showStatus(c, o); err != nil {
 		return err
 	}
@@ -47,7 +46,6 @@ func runDemo(c *cli.Context) error {
 		return nil
 	}
 	fmt.Fprintln(o.stdout)
-	o.Command = "check"
 	return demoCheck(c, o)
 }
 

@@ -117,6 +117,7 @@ func emitJSONList[T any](o *options, env envelope, field string, items []T, rest
 	if err != nil {
 		return err
 	}
+	o.state.emitted = true
 	w := bufio.NewWriterSize(o.stdout, 64<<10)
 	w.Write(prefix)
 	if err := writeIndentedItems(w, items); err != nil {

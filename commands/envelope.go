@@ -29,8 +29,18 @@ type envelope struct {
 	Findings       []check.Finding   `json:"findings"`
 	Changes        []repair.Change   `json:"changes"`
 	Journal        *string           `json:"journal"`
+	Journals       []string          `json:"journals"`
+	Error          *errorJSON        `json:"error"`
 	ExitCode       int               `json:"exit_code"`
+	Version        string            `json:"version"`
 	Data           any               `json:"data"`
+}
+
+// errorJSON is the envelope's error: what ended the run, null on success.
+type errorJSON struct {
+	Code    int    `json:"code"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
 }
 
 // gatewayJSON is how the envelope says whether a gateway runs and how that was decided.
@@ -46,7 +56,7 @@ type result struct {
 	applied  bool
 	findings []check.Finding
 	changes  []repair.Change
-	journal  string // the journal written (the newest when there are several)
+	journals []string // every journal written, oldest first
 	exitCode int
 	data     any
 }
@@ -54,7 +64,7 @@ type result struct {
 // outcomeResult is the printable form of a repair's outcome: data.batches lists the
 // transactions of a state.db repair.
 func outcomeResult(out repair.Outcome) result {
-	res := result{applied: out.Applied, findings: out.Findings, changes: out.Changes, journal: out.Journal()}
+	res := result{applied: out.Applied, findings: out.Findings, changes: out.Changes, journals: out.Journals}
 	if len(out.Batches) > 0 {
 		res.data = map[string][]*repair.BatchRecord{"batches": out.Batches}
 	}
@@ -71,11 +81,13 @@ func newEnvelope(h *home.Home, o *options, r result) envelope {
 		Applied:  r.applied,
 		Findings: orEmpty(r.findings),
 		Changes:  orEmpty(r.changes),
+		Journals: orEmpty(r.journals),
 		ExitCode: r.exitCode,
+		Version:  version(),
 		Data:     r.data,
 	}
-	if r.journal != "" {
-		env.Journal = &r.journal
+	if n := len(r.journals); n > 0 {
+		env.Journal = &r.journals[n-1]
 	}
 	if h != nil {
 		g := h.Gateway
@@ -94,6 +106,9 @@ func newEnvelope(h *home.Home, o *options, r result) envelope {
 
 func homePaths(o *options) map[string]string {
 	h := o.Home
+	if h.Dir == "" {
+		return map[string]string{}
+	}
 	return map[string]string{
 		"home":                   h.Dir,
 		"root":                   h.Root,
@@ -121,6 +136,7 @@ func emitJSON(o *options, env envelope) error {
 	if err != nil {
 		return err
 	}
+	o.state.emitted = true
 	_, err = o.stdout.Write(data)
 	return err
 }
@@ -190,6 +206,7 @@ func emitJSONStream(o *options, env envelope, field string, each func(emit func(
 	if err != nil {
 		return err
 	}
+	o.state.emitted = true
 	w := bufio.NewWriterSize(o.stdout, 64<<10)
 	fmt.Fprintf(w, "%s{\n    %q: [", prefix, field)
 	first := true

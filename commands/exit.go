@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -17,16 +18,28 @@ const (
 	ExitUsage    = 2 // usage error
 	ExitRefused  = 3 // refused: gateway running, lock held, undo conflict
 	ExitData     = 4 // environment or data error: missing, unreadable, corrupt, unsupported
-	ExitWrite    = 5 // a write failed and was rolled back; nothing changed
+	ExitWrite    = 5 // a write failed and was rolled back; nothing changed (verified)
+	ExitPartial  = 6 // a write failed part-way: what changed is journaled and named
+	// ExitInterrupted is SIGINT's code (130); SIGTERM's is 143: 128 + the signal's number.
+	ExitInterrupted = 130
 )
 
-// exitCode maps an error to the contract's exit code: the one place that does. An error
-// marked with a failure class (the outermost mark wins) has that class's code; otherwise the
-// domain's sentinel errors decide, and anything else is a data or environment error.
-func exitCode(err error) int {
-	switch {
-	case err == nil:
+// exitCode maps a run's error to the contract's exit code: the one place that does. A run
+// stopped by a signal exits 128 + the signal; one that changed the home before it stopped
+// (repair.Incomplete) exits 6. Otherwise an error marked with a failure class (the outermost
+// mark wins) has that class's code; the domain's sentinel errors decide the rest, and anything
+// else is a data or environment error.
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
 		return ExitOK
+	}
+	if code := interruptExit(ctx); code != 0 {
+		return code
+	}
+	var inc *repair.Incomplete
+	switch {
+	case errors.As(err, &inc):
+		return ExitPartial
 	case errors.Is(err, errFindings):
 		return ExitFindings
 	}
@@ -41,6 +54,25 @@ func exitCode(err error) int {
 		return ExitRefused
 	}
 	return ExitData
+}
+
+// errorKind names an exit code in the envelope's error.kind.
+func errorKind(code int) string {
+	switch code {
+	case ExitFindings:
+		return "findings"
+	case ExitUsage:
+		return "usage"
+	case ExitRefused:
+		return "refused"
+	case ExitData:
+		return "data"
+	case ExitWrite:
+		return "write"
+	case ExitPartial:
+		return "partial"
+	}
+	return "interrupted"
 }
 
 var classCodes = map[failure.Class]int{

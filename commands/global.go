@@ -34,6 +34,7 @@ type options struct {
 	stdout   io.Writer
 	stderr   io.Writer
 	settings settings
+	state    *runState
 }
 
 // loadOptions resolves the global flags of the running command.
@@ -52,6 +53,10 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		return nil, err
 	}
 	s, _ := c.App.Metadata[settingsKey].(settings)
+	state, _ := c.App.Metadata[stateKey].(*runState)
+	if state == nil {
+		state = &runState{}
+	}
 	o := &options{
 		Options:  home.Options{Home: h, Clock: clock, Command: command},
 		json:     c.Bool("json"),
@@ -60,8 +65,10 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		stdout:   c.App.Writer,
 		stderr:   c.App.ErrWriter,
 		settings: s,
+		state:    state,
 	}
 	o.Warn = o.warn
+	state.opts = o
 	return o, nil
 }
 

@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
@@ -62,7 +63,8 @@ func report(o *options, h *home.Home, res result) error {
 	case n == 0:
 		fmt.Fprintln(o.stdout, "nothing to change")
 	case res.applied:
-		fmt.Fprintf(o.stdout, "applied %d change%s; journal: %s (undo with: sessionctl undo %s)\n", n, plural(n, "", "s"), res.journal, res.journal)
+		journal := res.journals[len(res.journals)-1]
+		fmt.Fprintf(o.stdout, "applied %d change%s; journal: %s (undo with: %s)\n", n, plural(n, "", "s"), journal, undoHint(o, journal))
 	default:
 		fmt.Fprintf(o.stdout, "plan only: %d change%s; run again with --apply to write\n", n, plural(n, "", "s"))
 	}
@@ -99,4 +101,17 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// undoHint is the command that undoes journal, as it can be pasted into a shell.
+func undoHint(o *options, journal string) string {
+	return "sessionctl --home " + shellQuote(o.Home.Dir) + " undo " + shellQuote(journal) + " --apply"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

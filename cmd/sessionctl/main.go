@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 	"runtime/debug"
 
 	"github.com/sessionctl/sessionctl/commands"
@@ -17,7 +16,7 @@ const memoryLimit = 64 << 20
 
 func main() {
 	debug.SetMemoryLimit(memoryLimit)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := commands.NotifyContext(context.Background())
 	code := commands.Run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
