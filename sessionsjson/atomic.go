@@ -15,7 +15,9 @@ import (
 // symlink is written through to its target, the data goes to a temp file (tmpPattern, e.g.
 // ".sessions_*.tmp") in the target's directory, is fsynced, gets the existing file's mode
 // (0600 for a new file) and owner, and is renamed over the target; the directory is fsynced.
-// On any error the temp file is removed and the target is left as it was.
+// On any error the temp file is removed and the target is left as it was. The fault points
+// FaultAfterTempWrite, FaultAfterTempSync and FaultAfterRename stop the process between
+// these steps when selected (see FaultPointEnv).
 func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
 	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -49,10 +51,12 @@ func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
+	faultPoint(FaultAfterTempSync)
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
+	faultPoint(FaultAfterRename)
 	return SyncDir(filepath.Dir(target))
 }
 
@@ -83,6 +87,7 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 	if err := write(tmp); err != nil {
 		return err
 	}
+	faultPoint(FaultAfterTempWrite)
 	return tmp.Sync()
 }
 
