@@ -38,7 +38,7 @@ import (
 // is the full test.
 func crashScale() (entries, jsonRuns, dbRuns int) {
 	if crashRaceEnabled() {
-		return 4000, 6, 4
+		return 2000, 6, 4
 	}
 	return 20000, 30, 15
 }
