@@ -4,6 +4,12 @@ package commands
 // large sessions.json leaves either the old or the new file, always parseable". The same for
 // state.db repairs: a killed finalize-orphans / prune-ghosts leaves the database untouched or
 // fully repaired, and intact.
+//
+// Two kinds: TestCrashFaultPoints stops the child deterministically at every fault point of
+// the write paths (inside the atomic file write and around the state.db COMMIT) and asserts
+// the home it leaves, its journal and undo; the random-delay loops (TestCrashRewriteSessionsJSON,
+// TestCrashStateDBRepair) kill it wherever it happens to be, which is mostly not inside a
+// write, and assert that whatever state that leaves is sound.
 
 import (
 	"bytes"
@@ -19,15 +25,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
 )
 
 // crashScale returns the number of entries of the inflated sessions.json and the number of
-// killed runs of each loop. Under the race detector every child process is several times
-// slower (a full 20,000-entry rewrite takes ~5 s instead of ~0.5 s), so the loops are
-// scaled down to keep the package's run time reasonable; the plain run is the full test.
+// killed runs of each random-delay loop. Under the race detector every child process is
+// several times slower (a full 20,000-entry rewrite takes ~5 s instead of ~0.5 s) and the
+// kills hardly ever land inside the write, so the loops are scaled down to keep the package's
+// run time reasonable (the write window itself is TestCrashFaultPoints' work); the plain run
+// is the full test.
 func crashScale() (entries, jsonRuns, dbRuns int) {
 	if crashRaceEnabled() {
-		return 4000, 12, 8
+		return 2000, 6, 4
 	}
 	return 20000, 30, 15
 }
@@ -335,7 +346,7 @@ func TestCrashStateDBRepair(t *testing.T) {
 						i, delay, strings.Join(dBefore[:min(10, len(dBefore))], "\n"), strings.Join(dAfter[:min(10, len(dAfter))], "\n"))
 				}
 				if slices.Contains(c.skipKeys, "sessions_files") {
-					crashFilesBetween(t, i, files, before["sessions_files"], after["sessions_files"], len(dBefore) == 0 && len(dAfter) > 0)
+					crashFilesBetween(t, fmt.Sprintf("run %d", i), files, before["sessions_files"], after["sessions_files"], len(dBefore) == 0 && len(dAfter) > 0)
 				}
 			}
 			t.Logf("%d runs (full run %v): %d killed, untouched %d, repaired %d", runs, full.Round(time.Millisecond), killed, sawBefore, sawAfter)
@@ -357,7 +368,7 @@ func crashWithout(dump map[string]any, keys []string) map[string]any {
 // crashFilesBetween checks that the transcript files left after a killed prune lie between the
 // repaired set and the untouched set; an untouched database must keep every file (they are
 // removed only after the commit).
-func crashFilesBetween(t testing.TB, run int, got []any, before, after any, untouchedDB bool) {
+func crashFilesBetween(t testing.TB, what string, got []any, before, after any, untouchedDB bool) {
 	t.Helper()
 	set := func(v any) map[string]bool {
 		m := map[string]bool{}
@@ -370,15 +381,328 @@ func crashFilesBetween(t testing.TB, run int, got []any, before, after any, unto
 	g, b, a := set(got), set(before), set(after)
 	for f := range a {
 		if !g[f] {
-			t.Errorf("run %d: %s was removed although the repaired home keeps it", run, f)
+			t.Errorf("%s: %s was removed although the repaired home keeps it", what, f)
 		}
 	}
 	for f := range g {
 		if !b[f] {
-			t.Errorf("run %d: unexpected file %s", run, f)
+			t.Errorf("%s: unexpected file %s", what, f)
 		}
 	}
 	if untouchedDB && len(g) != len(b) {
-		t.Errorf("run %d: the database is untouched but transcript files were removed (%d of %d left)", run, len(g), len(b))
+		t.Errorf("%s: the database is untouched but transcript files were removed (%d of %d left)", what, len(g), len(b))
+	}
+}
+
+// Outcomes of a killed run, per store that the command changes.
+const (
+	crashUntouched   = "untouched"                                         // every store holds its before-image
+	crashApplied     = "applied"                                           // every store holds its after-image
+	crashMirrorAhead = "split: sessions.json mirror applied, state.db not" // the db-primary mirror was renamed in, the transaction never committed
+)
+
+// crashUndoRefusesKnownBug lists the fault-point cases (home/command/point, as the subtests
+// are named) whose journal cannot be undone: the child was killed after it wrote the journal
+// and before the whole change reached the home, so the journal's after-image is not what the
+// home holds, and `undo JOURNAL --apply` refuses (exit 3, "the data changed since this journal
+// was written"), changing nothing. This is the known bug tracked by its own issue: "a process
+// killed after it wrote a journal but before the change reached the file leaves a journal
+// whose undo refuses". TestCrashFaultPoints asserts the refusal for exactly these cases, logs
+// the error and marks the case skipped (visible in -v output); a listed case whose undo
+// starts working fails until it is taken off this list, and so does an unlisted case whose
+// undo refuses.
+//
+// The untouched cases leave a home that needs no undo but a stale journal that undo refuses;
+// the split cases (db-primary routing writes killed after the mirror's rename, before the
+// COMMIT) leave a sessions.json mirror ahead of gateway_routing (check: routing.mirror-differs)
+// that no undo restores.
+const crashUndoRefusesKnownBug = `
+json-primary/suspend/atomic.after-temp-write
+json-primary/suspend/atomic.after-temp-fsync
+json-primary/resume-mark/atomic.after-temp-write
+json-primary/resume-mark/atomic.after-temp-fsync
+db-primary/suspend/atomic.after-temp-write
+db-primary/suspend/atomic.after-temp-fsync
+db-primary/suspend/atomic.after-rename
+db-primary/suspend/tx.before-commit
+db-primary/resume-mark/atomic.after-temp-write
+db-primary/resume-mark/atomic.after-temp-fsync
+db-primary/resume-mark/atomic.after-rename
+db-primary/resume-mark/tx.before-commit
+db-primary/finalize-orphans/tx.before-commit
+db-primary/prune-ghosts/tx.before-commit
+`
+
+// crashFaultGroup is one command on one fixture home, killed at each of its fault points.
+type crashFaultGroup struct {
+	home     string            // "json-primary" or "db-primary": the first part of the case name
+	gen      string            // the fixture generation
+	name     string            // the command, the second part of the case name
+	args     []string          // the command line after --home and --now
+	expected string            // the fixture's expected dump of the completed command
+	points   map[string]string // fault point → the outcome the kill must leave
+}
+
+// crashFaultGroups are the commands and the fault points on their write paths: a routing
+// rewrite on a json-primary home (sessions.json is the only store), the same on a db-primary
+// home (gateway_routing, with the mirror written inside the transaction), and the two state.db
+// repairs (journal written inside the transaction, transcripts stashed after the commit).
+func crashFaultGroups() []crashFaultGroup {
+	jsonPoints := map[string]string{
+		sessionsjson.FaultAfterTempWrite: crashUntouched,
+		sessionsjson.FaultAfterTempSync:  crashUntouched,
+		sessionsjson.FaultAfterRename:    crashApplied,
+	}
+	dbRoutingPoints := map[string]string{
+		sessionsjson.FaultAfterTempWrite: crashUntouched,
+		sessionsjson.FaultAfterTempSync:  crashUntouched,
+		sessionsjson.FaultAfterRename:    crashMirrorAhead,
+		statedb.FaultBeforeCommit:        crashMirrorAhead,
+		statedb.FaultAfterCommit:         crashApplied,
+	}
+	repairPoints := map[string]string{
+		statedb.FaultBeforeCommit: crashUntouched,
+		statedb.FaultAfterCommit:  crashApplied,
+	}
+	suspend := []string{"suspend", rbKey, "--apply"}
+	mark := []string{"resume", "mark", rbKey, "--apply"}
+	return []crashFaultGroup{
+		{"json-primary", rbGenJSON, "suspend", suspend, "suspend", jsonPoints},
+		{"json-primary", rbGenJSON, "resume-mark", mark, "resume-mark", jsonPoints},
+		{"db-primary", rbGenDB, "suspend", suspend, "suspend", dbRoutingPoints},
+		{"db-primary", rbGenDB, "resume-mark", mark, "resume-mark", dbRoutingPoints},
+		{"db-primary", rbGenDB, "finalize-orphans", []string{"finalize-orphans", "--apply"}, "finalize-orphans", repairPoints},
+		{"db-primary", rbGenDB, "prune-ghosts", []string{"prune-ghosts", "--apply"}, "prune-ghosts", repairPoints},
+	}
+}
+
+// crashImage is what a home holds, split by store: sessions.json's bytes, the dump of
+// state.db (and the counts file) without what comes from sessions.json, and the transcript
+// files.
+type crashImage struct {
+	json  []byte
+	db    map[string]any
+	files []any
+}
+
+// crashImageOf reads home's image; state.db is first opened read-write and checked (PRAGMA
+// integrity_check), which runs the recovery the next opener would.
+func crashImageOf(t testing.TB, home string) crashImage {
+	t.Helper()
+	rbIntegrityCheck(t, filepath.Join(home, "state.db"))
+	data, err := os.ReadFile(rbSessionsJSON(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := dumpHome(t, home)
+	files, _ := dump["sessions_files"].([]any)
+	drop := []string{"sessions_json", "routing_mirror", "sessions_files"}
+	if dump["storage"] == "json-primary" {
+		drop = append(drop, "routing") // read from sessions.json
+	}
+	return crashImage{json: data, db: crashWithout(dump, drop), files: files}
+}
+
+// crashOutcome classifies got against the before and after images of a command, store by
+// store; a store holding neither image fails the test at once (a torn or half-applied store).
+func crashOutcome(t testing.TB, got, before, after crashImage) string {
+	t.Helper()
+	jsonChanges := !bytes.Equal(before.json, after.json)
+	dbChanges := len(diffDump(after.db, before.db)) > 0
+	jsonAfter := jsonChanges && bytes.Equal(got.json, after.json)
+	if !bytes.Equal(got.json, before.json) && !jsonAfter {
+		_, _, perr := fxDecodeOrderedObject(got.json)
+		t.Fatalf("sessions.json is neither the before- nor the after-image (%d bytes; parse error: %v)", len(got.json), perr)
+	}
+	dBefore, dAfter := diffDump(got.db, before.db), diffDump(got.db, after.db)
+	dbAfter := dbChanges && len(dAfter) == 0
+	if len(dBefore) > 0 && !dbAfter {
+		t.Fatalf("state.db is neither untouched nor fully changed:\nvs before:\n%s\nvs after:\n%s",
+			strings.Join(dBefore[:min(10, len(dBefore))], "\n"), strings.Join(dAfter[:min(10, len(dAfter))], "\n"))
+	}
+	switch {
+	case jsonAfter == jsonChanges && dbAfter == dbChanges:
+		return crashApplied
+	case !jsonAfter && !dbAfter:
+		return crashUntouched
+	case jsonAfter && !dbAfter:
+		return crashMirrorAhead
+	}
+	return "split: state.db applied, sessions.json not"
+}
+
+// crashRunToFault runs args on home in a child process that SIGKILLs itself at point, and
+// fails unless the child died of SIGKILL (it cannot have been killed elsewhere: nothing else
+// signals it).
+func crashRunToFault(t testing.TB, home, point string, args []string) {
+	t.Helper()
+	cmd := rbChildCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+	cmd.Env = append(cmd.Env, sessionsjson.FaultPointEnv+"="+point)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("start child: %v", err)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the child did not die at %s: %v\nstdout: %.2000s\nstderr: %s", point, cmd.ProcessState, stdout.String(), stderr.String())
+	}
+	rbAssertCleanStderr(t, "killed child", stderr.String())
+}
+
+// crashNewTemps returns the .sessions_*.tmp files in home's sessions directory that are not
+// in before.
+func crashNewTemps(t testing.TB, home string, before []string) []string {
+	t.Helper()
+	var out []string
+	for _, tmp := range rbTempFiles(t, filepath.Join(home, "sessions")) {
+		if !slices.Contains(before, tmp) {
+			out = append(out, tmp)
+		}
+	}
+	return out
+}
+
+// TestCrashFaultPoints kills each command at each fault point on its write path (the child
+// SIGKILLs itself there: no deferred cleanup runs) and asserts:
+//   - the child died of SIGKILL (a point that is not reached, or a write that no longer
+//     passes through it, fails here);
+//   - sessions.json is byte-equal to its before- or after-image, state.db passes
+//     integrity_check and dumps equal to its before- or after-image, and the pair is the
+//     outcome the case table names (untouched, applied, or a mirror ahead of the database);
+//   - a kill between the temp file and the rename leaves that temp file holding exactly the
+//     after-image, and sessions.json keeps its mode;
+//   - the journal exists (every point lies after it is written) and check runs cleanly;
+//   - `undo JOURNAL --apply` restores the before-image, except for the cases of
+//     crashUndoRefusesKnownBug, where it must refuse and change nothing.
+func TestCrashFaultPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests skipped in -short mode")
+	}
+	t.Parallel()
+	groups := crashFaultGroups()
+	known := strings.Fields(crashUndoRefusesKnownBug)
+	for _, name := range known {
+		g, p, _ := strings.Cut(name, "/")
+		if !slices.ContainsFunc(groups, func(x crashFaultGroup) bool {
+			cmd, point, _ := strings.Cut(p, "/")
+			return x.home == g && x.name == cmd && x.points[point] != ""
+		}) {
+			t.Errorf("crashUndoRefusesKnownBug names %s, which is no case", name)
+		}
+	}
+	for _, g := range groups {
+		t.Run(g.home+"/"+g.name, func(t *testing.T) {
+			t.Parallel()
+			before := crashImageOf(t, copyFixtureHome(t, g.gen))
+			// The after-image: the same command, run to completion on a copy, with a fault
+			// point selected that does not exist (fault points are inert unless named).
+			refHome := copyFixtureHome(t, g.gen)
+			ref := rbChildCmd(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, g.args...)...)
+			ref.Env = append(ref.Env, sessionsjson.FaultPointEnv+"=crash.no-such-point")
+			if out, err := ref.CombinedOutput(); err != nil {
+				t.Fatalf("reference run: %v\n%s", err, out)
+			}
+			refDump := dumpHome(t, refHome)
+			compareDump(t, refDump, loadExpected(t, g.gen, g.expected))
+			after := crashImageOf(t, refHome)
+			for point, want := range g.points {
+				t.Run(point, func(t *testing.T) {
+					t.Parallel()
+					crashFaultCase(t, g, point, want, before, after, slices.Contains(known, g.home+"/"+g.name+"/"+point))
+				})
+			}
+		})
+	}
+}
+
+// crashFaultCase runs one (command, fault point) case of TestCrashFaultPoints.
+func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before, after crashImage, knownBug bool) {
+	home := copyFixtureHome(t, g.gen)
+	sj := rbSessionsJSON(home)
+	fi, err := os.Stat(sj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := fi.Mode().Perm()
+	tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
+
+	crashRunToFault(t, home, point, g.args)
+
+	got := crashImageOf(t, home)
+	outcome := crashOutcome(t, got, before, after)
+	if outcome != want {
+		t.Errorf("killed at %s: %s, want %s", point, outcome, want)
+	}
+	if fi, err := os.Stat(sj); err != nil || fi.Mode().Perm() != mode {
+		t.Errorf("sessions.json mode %v (%v), want %v", fi.Mode().Perm(), err, mode)
+	}
+	tmps := crashNewTemps(t, home, tmpsBefore)
+	if point == sessionsjson.FaultAfterTempWrite || point == sessionsjson.FaultAfterTempSync {
+		// the runtime leaves such a file too; check reports it
+		if len(tmps) != 1 {
+			t.Fatalf("killed at %s: %d new temp files (%v), want 1", point, len(tmps), tmps)
+		}
+		if data, err := os.ReadFile(tmps[0]); err != nil || !bytes.Equal(data, after.json) {
+			t.Errorf("killed at %s: the temp file is not the complete after-image (%d bytes, %v)", point, len(data), err)
+		}
+	} else if len(tmps) > 0 {
+		t.Errorf("killed at %s: temp files left: %v", point, tmps)
+	}
+	if g.name == "prune-ghosts" {
+		crashFilesBetween(t, point, got.files, before.files, after.files, outcome == crashUntouched)
+	}
+	js := journals(t, home)
+	if len(js) != 1 {
+		t.Fatalf("killed at %s: %d journals, want 1 (every fault point lies after the journal is written)", point, len(js))
+	}
+
+	code, stdout, stderr := rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "check")
+	if code != ExitOK && code != ExitFindings {
+		t.Errorf("check: exit %d: %s", code, stderr)
+	}
+	rbAssertCleanStderr(t, "check", stderr)
+	if strings.Contains(stdout, "sessions-json.unreadable") || strings.Contains(stdout, "corrupt") {
+		t.Errorf("check reports a damaged store:\n%.2000s", stdout)
+	}
+	if outcome == crashMirrorAhead && !strings.Contains(stdout, "routing.mirror-differs") {
+		t.Errorf("check does not report the mirror ahead of gateway_routing:\n%.2000s", stdout)
+	}
+
+	code, stdout, stderr = rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
+	rbAssertCleanStderr(t, "undo", stderr)
+	if code != ExitOK {
+		if !knownBug {
+			t.Fatalf("killed at %s (%s): undo: exit %d (not in crashUndoRefusesKnownBug)\nstdout: %.2000s\nstderr: %s", point, outcome, code, stdout, stderr)
+		}
+		if code != ExitRefused || !strings.Contains(stderr, errUndoConflict.Error()) {
+			t.Errorf("undo: exit %d, want %d (%s): %s", code, ExitRefused, errUndoConflict, stderr)
+		}
+		rbAssertErrorLine(t, "undo", stderr)
+		crashSameImage(t, "the refused undo", crashImageOf(t, home), got)
+		if n := len(journals(t, home)); n != 1 {
+			t.Errorf("the refused undo left %d journals, want 1", n)
+		}
+		t.Logf("KNOWN BUG (crashUndoRefusesKnownBug): killed at %s the home is %s and its journal cannot be undone: %s",
+			point, outcome, strings.TrimSpace(stderr))
+		t.Skipf("known bug: undo refuses after a kill at %s (%s)", point, outcome)
+	}
+	if knownBug {
+		t.Errorf("killed at %s (%s): undo works: take the case off crashUndoRefusesKnownBug", point, outcome)
+	}
+	crashSameImage(t, "after undo", crashImageOf(t, home), before)
+}
+
+// crashSameImage fails unless got equals want in every store.
+func crashSameImage(t testing.TB, what string, got, want crashImage) {
+	t.Helper()
+	if !bytes.Equal(got.json, want.json) {
+		t.Errorf("%s: sessions.json differs (%d bytes, want %d)", what, len(got.json), len(want.json))
+	}
+	if d := diffDump(got.db, want.db); len(d) > 0 {
+		t.Errorf("%s: state.db differs:\n%s", what, strings.Join(d[:min(10, len(d))], "\n"))
+	}
+	if d := diffDump(map[string]any{"files": got.files}, map[string]any{"files": want.files}); len(d) > 0 {
+		t.Errorf("%s: transcript files differ:\n%s", what, strings.Join(d[:min(10, len(d))], "\n"))
 	}
 }

@@ -16,7 +16,9 @@ import (
 // ".sessions_*.tmp") in the target's directory, is fsynced, gets the existing file's mode
 // (0600 for a new file) and owner, and is renamed over the target; the directory is fsynced.
 // On any error the temp file is removed and the target is left as it was, except for
-// ErrNotDurable: the target was replaced but the directory could not be synced.
+// ErrNotDurable: the target was replaced but the directory could not be synced. The fault
+// points FaultAfterTempWrite, FaultAfterTempSync and FaultAfterRename stop the process
+// between these steps when selected (see FaultPointEnv).
 func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
 	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -50,10 +52,12 @@ func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
+	faultPoint(FaultAfterTempSync)
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
+	faultPoint(FaultAfterRename)
 	if err := SyncDir(filepath.Dir(target)); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotDurable, err)
 	}
@@ -87,6 +91,7 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 	if err := write(tmp); err != nil {
 		return err
 	}
+	faultPoint(FaultAfterTempWrite)
 	return tmp.Sync()
 }
 

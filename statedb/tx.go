@@ -57,7 +57,8 @@ func (db *DB) WithImmediateTx(ctx context.Context, fn func(tx *sql.Tx) error) (T
 	return stats, fmt.Errorf("write transaction after %d attempts: %v: %w", stats.Attempts, lastErr, ErrBusy)
 }
 
-// attempt runs one BEGIN IMMEDIATE … COMMIT.
+// attempt runs one BEGIN IMMEDIATE … COMMIT, with the fault points FaultBeforeCommit and
+// FaultAfterCommit on either side of the COMMIT.
 func (db *DB) attempt(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.sql.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock=immediate
 	if err != nil {
@@ -67,12 +68,14 @@ func (db *DB) attempt(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
+	faultPoint(FaultBeforeCommit)
 	if err := tx.Commit(); err != nil {
 		// A failed COMMIT can leave SQLite inside the transaction while database/sql
 		// considers it finished; end it explicitly so the connection is clean.
 		_, _ = db.sql.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return fmt.Errorf("commit: %w", err)
 	}
+	faultPoint(FaultAfterCommit)
 	return nil
 }
 
