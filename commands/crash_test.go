@@ -401,38 +401,6 @@ const (
 	crashMirrorAhead = "split: sessions.json mirror applied, state.db not" // the db-primary mirror was renamed in, the transaction never committed
 )
 
-// crashUndoRefusesKnownBug lists the fault-point cases (home/command/point, as the subtests
-// are named) whose journal cannot be undone: the child was killed after it wrote the journal
-// and before the whole change reached the home, so the journal's after-image is not what the
-// home holds, and `undo JOURNAL --apply` refuses (exit 3, "the data changed since this journal
-// was written"), changing nothing. This is the known bug tracked by its own issue: "a process
-// killed after it wrote a journal but before the change reached the file leaves a journal
-// whose undo refuses". TestCrashFaultPoints asserts the refusal for exactly these cases, logs
-// the error and marks the case skipped (visible in -v output); a listed case whose undo
-// starts working fails until it is taken off this list, and so does an unlisted case whose
-// undo refuses.
-//
-// The untouched cases leave a home that needs no undo but a stale journal that undo refuses;
-// the split cases (db-primary routing writes killed after the mirror's rename, before the
-// COMMIT) leave a sessions.json mirror ahead of gateway_routing (check: routing.mirror-differs)
-// that no undo restores.
-const crashUndoRefusesKnownBug = `
-json-primary/suspend/atomic.after-temp-write
-json-primary/suspend/atomic.after-temp-fsync
-json-primary/resume-mark/atomic.after-temp-write
-json-primary/resume-mark/atomic.after-temp-fsync
-db-primary/suspend/atomic.after-temp-write
-db-primary/suspend/atomic.after-temp-fsync
-db-primary/suspend/atomic.after-rename
-db-primary/suspend/tx.before-commit
-db-primary/resume-mark/atomic.after-temp-write
-db-primary/resume-mark/atomic.after-temp-fsync
-db-primary/resume-mark/atomic.after-rename
-db-primary/resume-mark/tx.before-commit
-db-primary/finalize-orphans/tx.before-commit
-db-primary/prune-ghosts/tx.before-commit
-`
-
 // crashFaultGroup is one command on one fixture home, killed at each of its fault points.
 type crashFaultGroup struct {
 	home     string            // "json-primary" or "db-primary": the first part of the case name
@@ -573,25 +541,14 @@ func crashNewTemps(t testing.TB, home string, before []string) []string {
 //   - a kill between the temp file and the rename leaves that temp file holding exactly the
 //     after-image, and sessions.json keeps its mode;
 //   - the journal exists (every point lies after it is written) and check runs cleanly;
-//   - `undo JOURNAL --apply` restores the before-image, except for the cases of
-//     crashUndoRefusesKnownBug, where it must refuse and change nothing.
+//   - `undo JOURNAL --apply` restores the before-image exactly, whatever the point: the parts
+//     of the change that never landed are left alone.
 func TestCrashFaultPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests skipped in -short mode")
 	}
 	t.Parallel()
-	groups := crashFaultGroups()
-	known := strings.Fields(crashUndoRefusesKnownBug)
-	for _, name := range known {
-		g, p, _ := strings.Cut(name, "/")
-		if !slices.ContainsFunc(groups, func(x crashFaultGroup) bool {
-			cmd, point, _ := strings.Cut(p, "/")
-			return x.home == g && x.name == cmd && x.points[point] != ""
-		}) {
-			t.Errorf("crashUndoRefusesKnownBug names %s, which is no case", name)
-		}
-	}
-	for _, g := range groups {
+	for _, g := range crashFaultGroups() {
 		t.Run(g.home+"/"+g.name, func(t *testing.T) {
 			t.Parallel()
 			before := crashImageOf(t, copyFixtureHome(t, g.gen))
@@ -609,7 +566,7 @@ func TestCrashFaultPoints(t *testing.T) {
 			for point, want := range g.points {
 				t.Run(point, func(t *testing.T) {
 					t.Parallel()
-					crashFaultCase(t, g, point, want, before, after, slices.Contains(known, g.home+"/"+g.name+"/"+point))
+					crashFaultCase(t, g, point, want, before, after)
 				})
 			}
 		})
@@ -617,7 +574,7 @@ func TestCrashFaultPoints(t *testing.T) {
 }
 
 // crashFaultCase runs one (command, fault point) case of TestCrashFaultPoints.
-func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before, after crashImage, knownBug bool) {
+func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before, after crashImage) {
 	home := copyFixtureHome(t, g.gen)
 	sj := rbSessionsJSON(home)
 	fi, err := os.Stat(sj)
@@ -672,23 +629,12 @@ func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before,
 	code, stdout, stderr = rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
 	rbAssertCleanStderr(t, "undo", stderr)
 	if code != ExitOK {
-		if !knownBug {
-			t.Fatalf("killed at %s (%s): undo: exit %d (not in crashUndoRefusesKnownBug)\nstdout: %.2000s\nstderr: %s", point, outcome, code, stdout, stderr)
-		}
-		if code != ExitRefused || !strings.Contains(stderr, errUndoConflict.Error()) {
-			t.Errorf("undo: exit %d, want %d (%s): %s", code, ExitRefused, errUndoConflict, stderr)
-		}
-		rbAssertErrorLine(t, "undo", stderr)
-		crashSameImage(t, "the refused undo", crashImageOf(t, home), got)
-		if n := len(journals(t, home)); n != 1 {
-			t.Errorf("the refused undo left %d journals, want 1", n)
-		}
-		t.Logf("KNOWN BUG (crashUndoRefusesKnownBug): killed at %s the home is %s and its journal cannot be undone: %s",
-			point, outcome, strings.TrimSpace(stderr))
-		t.Skipf("known bug: undo refuses after a kill at %s (%s)", point, outcome)
+		t.Fatalf("killed at %s (%s): undo: exit %d\nstdout: %.2000s\nstderr: %s", point, outcome, code, stdout, stderr)
 	}
-	if knownBug {
-		t.Errorf("killed at %s (%s): undo works: take the case off crashUndoRefusesKnownBug", point, outcome)
+	for _, tmp := range tmps { // the kill's leftover temp file, which check reports: the operator removes it
+		if err := os.Remove(tmp); err != nil {
+			t.Fatal(err)
+		}
 	}
 	crashSameImage(t, "after undo", crashImageOf(t, home), before)
 }
