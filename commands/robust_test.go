@@ -72,7 +72,9 @@ func TestRobustChildProcess(t *testing.T) {
 			syscall.Exit(99)
 		}
 	}
-	code := Run(context.Background(), append([]string{"sessionctl"}, args...), os.Stdout, os.Stderr)
+	ctx, stop := NotifyContext(context.Background()) // as cmd/sessionctl does
+	code := Run(ctx, append([]string{"sessionctl"}, args...), os.Stdout, os.Stderr)
+	stop()
 	// syscall.Exit, not os.Exit: the testing package turns os.Exit(0) inside a test into a panic.
 	syscall.Exit(code)
 }

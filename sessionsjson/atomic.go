@@ -52,13 +52,17 @@ func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	faultPoint(FaultAfterTempSync)
+	FaultPoint(FaultAfterTempSync)
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	faultPoint(FaultAfterRename)
-	if err := SyncDir(filepath.Dir(target)); err != nil {
+	FaultPoint(FaultAfterRename)
+	err = SyncDir(filepath.Dir(target))
+	if err == nil {
+		err = FaultError(FaultAfterRename)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotDurable, err)
 	}
 	return nil
@@ -91,7 +95,7 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 	if err := write(tmp); err != nil {
 		return err
 	}
-	faultPoint(FaultAfterTempWrite)
+	FaultPoint(FaultAfterTempWrite)
 	return tmp.Sync()
 }
 

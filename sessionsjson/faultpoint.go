@@ -1,15 +1,24 @@
 package sessionsjson
 
 import (
+	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // FaultPointEnv names the environment variable that selects a fault point: a named place in
-// a write path where the process SIGKILLs itself, so that crash tests can stop it exactly
-// there (no deferred cleanup runs: like a power loss, for this process). It is read once at
-// start-up; unset or naming no point, every fault point does nothing. statedb reads the same
-// variable for its own points. See docs/decisions.md, "Fault points".
+// a write path where tests stop or fail the process on purpose. It is read once at start-up;
+// unset or naming no point, every fault point does nothing. Its value is the point's name,
+// optionally with a mode:
+//
+//	NAME          the process SIGKILLs itself there (no deferred cleanup runs: like a power
+//	              loss, for this process)
+//	NAME:sigint   it sends itself SIGINT there, as an operator's Ctrl-C (then SIGTERM likewise)
+//	NAME:sigterm
+//	NAME:fail     FaultError(NAME) returns an injected error there (only where the path asks)
+//
+// See docs/decisions.md, "Fault points".
 const FaultPointEnv = "SESSIONCTL_FAULTPOINT"
 
 // The fault points of WriteFileAtomic and WriteFileAtomicFrom.
@@ -22,9 +31,29 @@ const (
 // faultPointSelected is the fault point named by FaultPointEnv, read once.
 var faultPointSelected = os.Getenv(FaultPointEnv)
 
-// faultPoint kills the process with SIGKILL when name is the selected fault point.
-func faultPoint(name string) {
-	if name == faultPointSelected {
+// FaultPoint stops the process at name when FaultPointEnv selects it: SIGKILL, or the
+// signal its mode names (delivered before FaultPoint returns).
+func FaultPoint(name string) {
+	switch faultPointSelected {
+	case name:
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case name + ":sigint":
+		raise(syscall.SIGINT)
+	case name + ":sigterm":
+		raise(syscall.SIGTERM)
 	}
+}
+
+// raise sends sig to this process and gives its handler time to run.
+func raise(sig syscall.Signal) {
+	_ = syscall.Kill(os.Getpid(), sig)
+	time.Sleep(200 * time.Millisecond)
+}
+
+// FaultError returns an injected error at name when FaultPointEnv selects NAME:fail.
+func FaultError(name string) error {
+	if faultPointSelected == name+":fail" {
+		return fmt.Errorf("injected failure at %s (%s)", name, FaultPointEnv)
+	}
+	return nil
 }

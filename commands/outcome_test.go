@@ -1,0 +1,210 @@
+package commands
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// outcomeGenDB and outcomeGenJSON are the db-primary and json-primary fixture homes of the
+// outcome tests.
+const (
+	outcomeGenDB   = "r0715-c2a3b9ce5"
+	outcomeGenJSON = "r0703-52d0d671e"
+)
+
+// immutable makes path immutable (chattr +i) until the test ends: a rename over it, a write
+// to it or (for a directory) a new entry in it fails for real, root included. The test is
+// skipped where chattr cannot do that (not root, or a filesystem without the attribute).
+func immutable(t *testing.T, path string) {
+	t.Helper()
+	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i %s: %v %s (needs root on a filesystem with the immutable attribute)", path, err, out)
+	}
+	t.Cleanup(func() { mutable(t, path) })
+}
+
+// mutable clears the immutable attribute.
+func mutable(t *testing.T, path string) {
+	t.Helper()
+	if out, err := exec.Command("chattr", "-i", path).CombinedOutput(); err != nil {
+		t.Errorf("chattr -i %s: %v %s", path, err, out)
+	}
+}
+
+// outcomeEnvelope is the part of the --json envelope the outcome rules are about.
+type outcomeEnvelope struct {
+	Applied  bool     `json:"applied"`
+	Journals []string `json:"journals"`
+	ExitCode int      `json:"exit_code"`
+	Error    *struct {
+		Code    int    `json:"code"`
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// runOutcome runs sessionctl --json in a child process (with env added) and returns its exit
+// code, its one envelope and its stderr.
+func runOutcome(t *testing.T, env []string, home string, args ...string) (int, outcomeEnvelope, string) {
+	t.Helper()
+	cmd := rbChildCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+		if !ee.Exited() {
+			t.Fatalf("sessionctl %q did not exit: %v\n%s", args, err, stderr.String())
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var envl outcomeEnvelope
+	if err := json.Unmarshal([]byte(stdout.String()), &envl); err != nil {
+		t.Fatalf("sessionctl %q: exit %d: stdout is not one envelope: %v\n%s\nstderr: %s", args, code, err, stdout.String(), stderr.String())
+	}
+	if envl.ExitCode != code {
+		t.Errorf("envelope exit_code %d, process %d", envl.ExitCode, code)
+	}
+	return code, envl, stderr.String()
+}
+
+// assertPartial checks a run that changed the home before it failed: exit 6, the journals
+// kept, existing and named on stderr and in the envelope.
+func assertPartial(t *testing.T, code int, envl outcomeEnvelope, stderr string) {
+	t.Helper()
+	if code != ExitPartial || envl.Error == nil || envl.Error.Kind != "partial" || !envl.Applied || len(envl.Journals) == 0 {
+		t.Fatalf("exit %d, envelope %+v, stderr %s; want exit 6, kind partial, applied, journals", code, envl, stderr)
+	}
+	for _, j := range envl.Journals {
+		if _, err := os.Stat(j); err != nil {
+			t.Errorf("journal %s: %v", j, err)
+		}
+		if !strings.Contains(stderr, j) {
+			t.Errorf("stderr does not name journal %s: %s", j, stderr)
+		}
+	}
+}
+
+// undoAll undoes journals newest first and checks the home is the fixture's before-image.
+func undoAll(t *testing.T, gen, home string, journals []string) {
+	t.Helper()
+	for i := len(journals) - 1; i >= 0; i-- {
+		if code, envl, stderr := runOutcome(t, nil, home, "undo", journals[i], "--apply"); code != ExitOK {
+			t.Fatalf("undo %s: exit %d %+v: %s", journals[i], code, envl.Error, stderr)
+		}
+	}
+	compareDump(t, dumpHome(t, home), loadExpected(t, gen, "before"))
+}
+
+// TestOutcomeCountsFailAfterRoutingCommit: suspend-stuck on a db-primary home whose counts file
+// cannot be replaced after the gateway_routing rows committed: the rows stay changed, so the
+// run exits 6 with its journal kept and named, and undo restores the home.
+func TestOutcomeCountsFailAfterRoutingCommit(t *testing.T) {
+	home := copyFixtureHome(t, outcomeGenDB)
+	counts := filepath.Join(home, ".restart_failure_counts")
+	immutable(t, counts)
+	code, envl, stderr := runOutcome(t, nil, home, "suspend-stuck", "--apply")
+	assertPartial(t, code, envl, stderr)
+	mutable(t, counts)
+	undoAll(t, outcomeGenDB, home, envl.Journals)
+}
+
+// TestOutcomeDirSyncFailsAfterRename: the directory fsync after sessions.json was renamed into
+// place fails (injected): the file was replaced, so exit 6 with the journal kept; undo restores.
+func TestOutcomeDirSyncFailsAfterRename(t *testing.T) {
+	home := copyFixtureHome(t, outcomeGenJSON)
+	fault := []string{sessionsjson.FaultPointEnv + "=" + sessionsjson.FaultAfterRename + ":fail"}
+	code, envl, stderr := runOutcome(t, fault, home, "suspend", "agent:main:slack:dm:D043095675", "--apply")
+	assertPartial(t, code, envl, stderr)
+	undoAll(t, outcomeGenJSON, home, envl.Journals)
+}
+
+// TestOutcomeWriteFailsNothingChanged: a routing write that fails before anything is replaced
+// exits 5, keeps no journal and changes nothing.
+func TestOutcomeWriteFailsNothingChanged(t *testing.T) {
+	home := copyFixtureHome(t, outcomeGenJSON)
+	immutable(t, filepath.Join(home, "sessions"))
+	code, envl, stderr := runOutcome(t, nil, home, "suspend", "agent:main:slack:dm:D043095675", "--apply")
+	if code != ExitWrite || envl.Error == nil || envl.Error.Kind != "write" || envl.Applied || len(envl.Journals) != 0 {
+		t.Fatalf("exit %d, envelope %+v: %s; want exit 5, nothing applied, no journal", code, envl, stderr)
+	}
+	if js := journals(t, home); len(js) != 0 {
+		t.Errorf("journals left: %v", js)
+	}
+	compareDump(t, dumpHome(t, home), loadExpected(t, outcomeGenJSON, "before"))
+}
+
+// TestOutcomeMaintainLaterStepFails: maintain --apply whose routing step fails after the
+// state.db steps committed exits 6, names the earlier journals and prints its envelope; undoing
+// them restores the home.
+func TestOutcomeMaintainLaterStepFails(t *testing.T) {
+	home := copyFixtureHome(t, outcomeGenDB)
+	immutable(t, filepath.Join(home, ".restart_failure_counts"))
+	code, envl, stderr := runOutcome(t, nil, home, "maintain", "--apply")
+	assertPartial(t, code, envl, stderr)
+	if len(envl.Journals) < 3 { // finalize-orphans, prune-ghosts, and suspend-stuck's rows
+		t.Errorf("journals %v: want the state.db steps' and the failed step's", envl.Journals)
+	}
+	mutable(t, filepath.Join(home, ".restart_failure_counts"))
+	undoAll(t, outcomeGenDB, home, envl.Journals)
+}
+
+// TestOutcomeUndoPartWay: an undo that fails part-way exits 6 naming its own journal; running
+// the same undo again finishes it.
+func TestOutcomeUndoPartWay(t *testing.T) {
+	home := copyFixtureHome(t, outcomeGenDB)
+	code, envl, stderr := runOutcome(t, nil, home, "suspend-stuck", "--apply")
+	if code != ExitOK || len(envl.Journals) != 1 {
+		t.Fatalf("suspend-stuck: exit %d %+v: %s", code, envl, stderr)
+	}
+	journal := envl.Journals[0]
+	counts := filepath.Join(home, ".restart_failure_counts")
+	immutable(t, counts) // the rows and the mirror are restored, the counts file cannot be
+	code, undo, stderr := runOutcome(t, nil, home, "undo", journal, "--apply")
+	assertPartial(t, code, undo, stderr)
+	mutable(t, counts)
+	if code, envl, stderr := runOutcome(t, nil, home, "undo", journal, "--apply"); code != ExitOK || !envl.Applied {
+		t.Fatalf("undo again: exit %d %+v: %s", code, envl, stderr)
+	}
+	compareDump(t, dumpHome(t, home), loadExpected(t, outcomeGenDB, "before"))
+}
+
+// TestOutcomeSignals: SIGINT or SIGTERM during maintain --apply stops it at the next safe
+// point, after the step that was committing: exit 130 / 143, the step's journal kept and
+// named, the rest not run; undo restores. A signal before a commit rolls it back: nothing
+// applied, no journal.
+func TestOutcomeSignals(t *testing.T) {
+	for _, tt := range []struct {
+		mode    string
+		point   string
+		code    int
+		applied bool
+	}{
+		{"sigint", statedb.FaultAfterCommit, 130, true},
+		{"sigterm", statedb.FaultAfterCommit, 143, true},
+		{"sigterm", statedb.FaultBeforeCommit, 143, false},
+	} {
+		t.Run(tt.mode+"/"+tt.point, func(t *testing.T) {
+			home := copyFixtureHome(t, outcomeGenDB)
+			fault := []string{sessionsjson.FaultPointEnv + "=" + tt.point + ":" + tt.mode}
+			code, envl, stderr := runOutcome(t, fault, home, "maintain", "--apply")
+			if code != tt.code || envl.Error == nil || envl.Error.Kind != "interrupted" || envl.Applied != tt.applied {
+				t.Fatalf("exit %d, envelope %+v: %s; want exit %d, interrupted, applied %v", code, envl, stderr, tt.code, tt.applied)
+			}
+			if js := journals(t, home); len(js) != len(envl.Journals) || (tt.applied && len(js) != 1) {
+				t.Fatalf("journals on disk %v, in the envelope %v", js, envl.Journals)
+			}
+			undoAll(t, outcomeGenDB, home, envl.Journals)
+		})
+	}
+}
