@@ -6,7 +6,6 @@ import (
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
-	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/urfave/cli/v2"
 )
@@ -50,15 +49,7 @@ func runMaintain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	apply := c.Bool("apply")
-	if apply { // a plan writes nothing, not even the lock file
-		release, err := home.Lock(o.Home)
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
-	rep, err := repair.Maintain(c.Context, o.Options, repair.Options{Apply: apply, BatchRows: o.settings.batchRows})
+	rep, err := repair.Maintain(c.Context, o.Options, repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows})
 	if err != nil {
 		return err
 	}

@@ -34,9 +34,9 @@ func startRepair(c *cli.Context, command string, purpose home.Purpose) (*options
 }
 
 // runRouting plans, and with --apply writes, a routing repair on the started run.
-func runRouting(c *cli.Context, o *options, r *repair.Run, p repair.RoutingPlan) error {
+func runRouting(c *cli.Context, o *options, r *repair.Run, plan repair.Planner) error {
 	defer r.Close()
-	out, err := repair.Routing(c.Context, r, p)
+	out, err := repair.Routing(c.Context, r, plan)
 	if err != nil {
 		return err
 	}

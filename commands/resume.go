@@ -53,7 +53,7 @@ func runResumeMark(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return runRouting(c, o, r, repair.PlanResumeMark(r.H, c.Args().Slice(), reason))
+	return runRouting(c, o, r, repair.ResumeMark(c.Args().Slice(), reason))
 }
 
 func runResumeClear(c *cli.Context) error {
@@ -70,7 +70,7 @@ func runResumeClear(c *cli.Context) error {
 		return err
 	}
 	sel := repair.ClearSelection{Keys: c.Args().Slice(), All: all, Stale: stale, MaxAge: maxAge}
-	return runRouting(c, o, r, repair.PlanResumeClear(r.H, sel))
+	return runRouting(c, o, r, repair.ResumeClear(sel))
 }
 
 // parseAge parses an age like "90s", "90m", "1h", "7d" or plain seconds, into seconds.

@@ -35,7 +35,7 @@ func runSetSuspended(c *cli.Context, command string, value bool) error {
 	if err != nil {
 		return err
 	}
-	return runRouting(c, o, r, repair.PlanSetSuspended(r.H, c.Args().Slice(), value))
+	return runRouting(c, o, r, repair.SetSuspended(c.Args().Slice(), value))
 }
 
 func suspendStuckCommand() *cli.Command {
@@ -60,7 +60,7 @@ func runSuspendStuck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return runRouting(c, o, r, repair.PlanSuspendStuck(r.H, int64(threshold)))
+	return runRouting(c, o, r, repair.SuspendStuck(int64(threshold)))
 }
 
 func repointCommand() *cli.Command {
@@ -85,10 +85,5 @@ func runRepoint(c *cli.Context) error {
 		r.Close()
 		return err
 	}
-	p, err := repair.PlanRepoint(c.Context, r.H)
-	if err != nil {
-		r.Close()
-		return err
-	}
-	return runRouting(c, o, r, p)
+	return runRouting(c, o, r, repair.Repoint)
 }

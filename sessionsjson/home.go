@@ -152,8 +152,8 @@ func (h Home) ToolLockFile() string { return filepath.Join(h.ToolDir(), "lock") 
 // JournalDir is <home>/sessionctl/journal.
 func (h Home) JournalDir() string { return filepath.Join(h.ToolDir(), "journal") }
 
-// Validate checks that the home exists and is a directory, and that sessions/ is a directory
-// when present (ErrNotFound, ErrCorrupt).
+// Validate checks that the home exists and is a directory holding sessions/ (a directory) or
+// state.db: a path that is neither is no Hermes home (ErrNotFound, ErrCorrupt).
 func (h Home) Validate() error {
 	if err := statDir(h.Dir, "home"); err != nil {
 		if errors.Is(err, ErrNotFound) && h.Profile != "" && h.Dir != h.Root {
@@ -162,10 +162,13 @@ func (h Home) Validate() error {
 		return err
 	}
 	err := statDir(h.SessionsDir(), "sessions directory")
-	if errors.Is(err, ErrNotFound) {
-		return nil
+	if !errors.Is(err, ErrNotFound) {
+		return err
 	}
-	return err
+	if _, serr := os.Lstat(h.StateDB()); errors.Is(serr, fs.ErrNotExist) {
+		return fmt.Errorf("%s is not a Hermes home (it has neither sessions/ nor state.db): %w", h.Dir, ErrNotFound)
+	}
+	return nil
 }
 
 func statDir(path, what string) error {

@@ -70,7 +70,6 @@ const (
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
 const (
-	EntryUnknown     ID = "entry.unknown"
 	ResumeSuspended  ID = "resume.suspended"
 	ResumeNotPending ID = "resume.not-pending"
 	OrphanLocked     ID = "orphan.locked"
@@ -88,7 +87,7 @@ var All = []ID{
 	CountsStuck, DBMissing, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
-	EntryUnknown, ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.

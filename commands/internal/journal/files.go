@@ -127,16 +127,15 @@ func Stash(files []FileImage, warn func(string, ...any)) {
 // transcript that stayed in place (its move failed, or the process stopped right after the
 // commit) is not restored from a stash that never got it, and one already in its stash is
 // not moved again. A move across filesystems that copied but could not remove its source
-// leaves the same file in both places: the copy in the stash is removed. A file found in
-// neither place is reported and skipped, so the rows can still be restored.
-func (j *Journal) SettleStashes(warn func(string, ...any)) {
+// leaves the same file in both places: its record is dropped, and the copy in the stash is
+// returned among duplicates for the caller to remove when it writes. A file found in neither
+// place is reported and skipped, so the rows can still be restored.
+func (j *Journal) SettleStashes(warn func(string, ...any)) (duplicates []string) {
 	kept := j.Files[:0]
 	for _, f := range j.Files {
 		switch {
 		case f.AfterStash != "" && sameFile(f.Path, f.AfterStash):
-			if err := os.Remove(f.AfterStash); err != nil {
-				warn("%v", err)
-			}
+			duplicates = append(duplicates, f.AfterStash)
 		case f.AfterStash != "" && !exists(f.AfterStash):
 			if !exists(f.Path) {
 				warn("%s is neither in place nor in the journal's stash (%s): not restored", f.Path, f.AfterStash)
@@ -147,6 +146,7 @@ func (j *Journal) SettleStashes(warn func(string, ...any)) {
 		}
 	}
 	j.Files = kept
+	return duplicates
 }
 
 // sameFile reports whether a and b are both regular files with the same content.

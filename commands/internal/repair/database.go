@@ -67,17 +67,23 @@ func finalizeCandidates(ctx context.Context, db *statedb.DB, now, minAge float64
 // its share of them again under the lock (statedb.Batch), so the lock is not held for a
 // scan of the table.
 func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
+	if err := r.CheckWritable(); err != nil {
+		return Outcome{}, err
+	}
+	now := r.H.Opts.Clock.Unix
+	ids, locked, err := finalizeCandidates(ctx, r.H.DB, now, minAge)
+	if err != nil {
+		return Outcome{}, err
+	}
+	res := finalizeReport(nil, locked, now)
+	if len(ids) == 0 {
+		return res, nil
+	}
 	db, err := r.openWriteDB(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer db.Close()
-	now := r.H.Opts.Clock.Unix
-	ids, locked, err := finalizeCandidates(ctx, db, now, minAge)
-	if err != nil {
-		return Outcome{}, err
-	}
-	res := finalizeReport(nil, locked, now)
 	var batches dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
 		if err := ctx.Err(); err != nil { // a safe point: between two committed batches
@@ -182,17 +188,23 @@ func ghostIDs(ghosts []statedb.Ghost, withChildren bool) []string {
 // share of them again under the lock (statedb.Batch), so the lock is not held for a scan of
 // the table.
 func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
+	if err := r.CheckWritable(); err != nil {
+		return Outcome{}, err
+	}
+	now := r.H.Opts.Clock.Unix
+	ghosts, err := r.H.DB.GhostCandidates(ctx, now, minAge)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
+	}
+	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), nil, nil)
+	if len(ghostIDs(ghosts, false)) == 0 {
+		return res, nil
+	}
 	db, err := r.openWriteDB(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer db.Close()
-	now := r.H.Opts.Clock.Unix
-	ghosts, err := db.GhostCandidates(ctx, now, minAge)
-	if err != nil {
-		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
-	}
-	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), nil, nil)
 	sessionsDir := r.H.Opts.Home.SessionsDir()
 	var batches dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ghostIDs(ghosts, false)}); len(batch.Among) > 0; {
@@ -323,8 +335,12 @@ func (b dbBatches) record(res *Outcome, maxRows int) {
 	}
 }
 
-// openWriteDB opens state.db for the writes of one repair run.
+// openWriteDB takes the lock and opens state.db for the writes of one repair run (each batch
+// checks its rows again under the database's write lock, so candidates read before are safe).
 func (r *Run) openWriteDB(ctx context.Context) (*statedb.DB, error) {
+	if _, err := r.lock(ctx); err != nil {
+		return nil, err
+	}
 	if err := r.CheckWritable(); err != nil {
 		return nil, err
 	}

@@ -28,17 +28,13 @@ var maintainSteps = []maintainStep{
 		return Prune(ctx, r, statedb.DefaultGhostMinAge)
 	}},
 	{"suspend-stuck", true, func(ctx context.Context, r *Run) (Outcome, error) {
-		return Routing(ctx, r, PlanSuspendStuck(r.H, sessionsjson.StuckLoopThreshold))
+		return Routing(ctx, r, SuspendStuck(sessionsjson.StuckLoopThreshold))
 	}},
 	{"repoint", true, func(ctx context.Context, r *Run) (Outcome, error) {
-		p, err := PlanRepoint(ctx, r.H)
-		if err != nil {
-			return Outcome{}, err
-		}
-		return Routing(ctx, r, p)
+		return Routing(ctx, r, Repoint)
 	}},
 	{"resume clear --stale", true, func(ctx context.Context, r *Run) (Outcome, error) {
-		return Routing(ctx, r, PlanResumeClear(r.H, ClearSelection{Stale: true, MaxAge: StaleMaxAge}))
+		return Routing(ctx, r, ResumeClear(ClearSelection{Stale: true, MaxAge: StaleMaxAge}))
 	}},
 }
 
@@ -61,9 +57,17 @@ type MaintainReport struct {
 }
 
 // Maintain checks the home, runs every step (as plans unless opts.Apply), checks again after
-// applying and opens the home once more for the summary. The caller holds the lock when
-// applying.
+// applying and opens the home once more for the summary. When applying it holds sessionctl's
+// lock throughout, unless the home cannot be written at all (then every step is skipped and
+// nothing is created).
 func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainReport, error) {
+	if opts.Apply {
+		release, err := lockUnlessRefused(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	before, err := checkOnce(ctx, o)
 	if err != nil {
 		return nil, err
@@ -84,6 +88,20 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 		return nil, err
 	}
 	return rep, nil
+}
+
+// lockUnlessRefused takes the lock, unless writes to this home are refused anyway.
+func lockUnlessRefused(ctx context.Context, o home.Options) (func() error, error) {
+	probe, err := home.Open(ctx, o, home.Database)
+	if err != nil {
+		return nil, err
+	}
+	refused := checkWritable(probe) != nil
+	probe.Close()
+	if refused {
+		return func() error { return nil }, nil
+	}
+	return home.Lock(o.Home)
 }
 
 // runSteps runs each step on a freshly opened home (each sees the previous step's writes).

@@ -2,6 +2,7 @@ package repair
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,42 +14,76 @@ import (
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
-// lookupForEdit finds a loadable entry or explains why it cannot be edited.
-func lookupForEdit(h *home.Home, key string) (*sessionsjson.Entry, *check.Finding) {
-	e := h.Entry(key)
-	if e == nil {
-		return nil, &check.Finding{Check: check.EntryUnknown, Severity: check.Warn, Subject: key, Message: "no such routing entry (see sessionctl entries list)"}
+// Planner builds a routing plan on an opened home. Routing calls it again once it holds the
+// lock, on the home opened again.
+type Planner func(ctx context.Context, h *home.Home) (RoutingPlan, error)
+
+// ErrNoEntry refuses a KEY that names no routing entry of this home.
+var ErrNoEntry = errors.New("no such routing entry")
+
+// checkKeys fails (data) when a key names no routing entry of this home: a repair asked for
+// keys writes nothing unless every key exists.
+func checkKeys(h *home.Home, keys []string) error {
+	for _, key := range keys {
+		if h.Entry(key) != nil {
+			continue
+		}
+		where := "in " + h.Routing.Source.String()
+		if len(h.Routing.Foreign) > 0 {
+			where += "; gateway_routing has rows of other scopes only another home reads (see sessionctl status)"
+		}
+		return failure.Mark(failure.Data, fmt.Errorf("%w %q %s (see sessionctl entries list); nothing written", ErrNoEntry, key, where))
 	}
+	return nil
+}
+
+// editable returns the entry of key when the runtime loads it, else a finding saying why it
+// is left alone.
+func editable(h *home.Home, key string) (*sessionsjson.Entry, *check.Finding) {
+	e := h.Entry(key)
 	if e.Skip != "" {
 		return nil, &check.Finding{Check: check.EntrySkipped, Severity: check.Warn, Subject: key, Message: "the runtime skips this entry (" + e.Skip + "); not edited"}
 	}
 	return e, nil
 }
 
-// PlanSetSuspended sets or clears suspended on the keys (the runtime's suspend_session).
-func PlanSetSuspended(h *home.Home, keys []string, value bool) RoutingPlan {
-	var p RoutingPlan
-	for _, key := range keys {
-		e, f := lookupForEdit(h, key)
-		if f != nil {
-			p.Findings = append(p.Findings, *f)
-			continue
+// SetSuspended sets or clears suspended on the keys (the runtime's suspend_session).
+func SetSuspended(keys []string, value bool) Planner {
+	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
+		var p RoutingPlan
+		if err := checkKeys(h, keys); err != nil {
+			return p, err
 		}
-		if e.Suspended == value {
-			continue
+		for _, key := range keys {
+			e, f := editable(h, key)
+			if f != nil {
+				p.Findings = append(p.Findings, *f)
+				continue
+			}
+			if e.Suspended != value {
+				p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"suspended", value}}})
+			}
 		}
-		p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"suspended", value}}})
+		return p, nil
 	}
-	return p
 }
 
-// PlanResumeMark marks the keys resume_pending with reason, stamped now (the runtime's
+// ResumeMark marks the keys resume_pending with reason, stamped now (the runtime's
 // mark_resume_pending, which refuses suspended entries).
-func PlanResumeMark(h *home.Home, keys []string, reason string) RoutingPlan {
+func ResumeMark(keys []string, reason string) Planner {
+	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
+		return planResumeMark(h, keys, reason)
+	}
+}
+
+func planResumeMark(h *home.Home, keys []string, reason string) (RoutingPlan, error) {
 	stamp := sessionsjson.FormatNaive(h.Opts.Clock.NaiveLocalMicros(time.Local))
 	var p RoutingPlan
+	if err := checkKeys(h, keys); err != nil {
+		return p, err
+	}
 	for _, key := range keys {
-		e, f := lookupForEdit(h, key)
+		e, f := editable(h, key)
 		if f != nil {
 			p.Findings = append(p.Findings, *f)
 			continue
@@ -60,7 +95,7 @@ func PlanResumeMark(h *home.Home, keys []string, reason string) RoutingPlan {
 		}
 		p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}})
 	}
-	return p
+	return p, nil
 }
 
 // ClearSelection chooses the entries resume clear acts on.
@@ -73,9 +108,18 @@ type ClearSelection struct {
 	MaxAge float64
 }
 
-// PlanResumeClear clears resume_pending, resume_reason and last_resume_marked_at (the
-// runtime's clear_resume_pending) on the selected entries.
-func PlanResumeClear(h *home.Home, sel ClearSelection) RoutingPlan {
+// ResumeClear clears resume_pending, resume_reason and last_resume_marked_at (the runtime's
+// clear_resume_pending) on the selected entries.
+func ResumeClear(sel ClearSelection) Planner {
+	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
+		if err := checkKeys(h, sel.Keys); err != nil {
+			return RoutingPlan{}, err
+		}
+		return planResumeClear(h, sel), nil
+	}
+}
+
+func planResumeClear(h *home.Home, sel ClearSelection) RoutingPlan {
 	var p RoutingPlan
 	clear := []FieldEdit{{"resume_pending", false}, {"resume_reason", nil}, {"last_resume_marked_at", nil}}
 	if sel.All || sel.Stale {
@@ -88,7 +132,7 @@ func PlanResumeClear(h *home.Home, sel ClearSelection) RoutingPlan {
 		return p
 	}
 	for _, key := range sel.Keys {
-		e, f := lookupForEdit(h, key)
+		e, f := editable(h, key)
 		if f != nil {
 			p.Findings = append(p.Findings, *f)
 			continue
@@ -106,10 +150,16 @@ func PlanResumeClear(h *home.Home, sel ClearSelection) RoutingPlan {
 // maintain's.
 const StaleMaxAge = float64(sessionsjson.FreshnessWindowMicros) / 1e6
 
-// PlanSuspendStuck suspends loaded, unsuspended entries at or over the threshold and removes
+// SuspendStuck suspends loaded, unsuspended entries at or over the threshold and removes
 // exactly those keys from the counts file (removing the file when it becomes empty): the
 // runtime's stuck-loop breaker at start.
-func PlanSuspendStuck(h *home.Home, threshold int64) RoutingPlan {
+func SuspendStuck(threshold int64) Planner {
+	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
+		return planSuspendStuck(h, threshold), nil
+	}
+}
+
+func planSuspendStuck(h *home.Home, threshold int64) RoutingPlan {
 	var p RoutingPlan
 	c := h.Counts
 	if c.Err != nil {
@@ -159,8 +209,8 @@ func RepointAvailable(h *home.Home) error {
 	return nil
 }
 
-// PlanRepoint moves entries on a compression-ended row to the compression tip.
-func PlanRepoint(ctx context.Context, h *home.Home) (RoutingPlan, error) {
+// Repoint moves entries on a compression-ended row to the compression tip.
+func Repoint(ctx context.Context, h *home.Home) (RoutingPlan, error) {
 	var p RoutingPlan
 	if h.TipRule() == statedb.TipNone {
 		return p, nil

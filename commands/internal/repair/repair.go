@@ -72,40 +72,57 @@ func (o *Outcome) add(batch Outcome) {
 	o.Changes = append(o.Changes, batch.Changes...)
 }
 
-// Run is one repair on one opened home.
+// Run is one repair on one opened home. sessionctl's lock is taken only once the run is about
+// to write (a plan, a refused run or one with nothing to change creates nothing in the home);
+// what was planned before is planned again under it.
 type Run struct {
 	H *home.Home
 	Options
-	release func() error
+	purpose home.Purpose
+	release func() error // nil until the lock is held
 }
 
-// Start opens the home for purpose, taking sessionctl's lock first when applying (a plan
-// locks nothing).
+// Start opens the home for purpose. It locks nothing.
 func Start(ctx context.Context, o home.Options, purpose home.Purpose, opts Options) (*Run, error) {
-	release := func() error { return nil }
-	if opts.Apply {
-		var err error
-		if release, err = home.Lock(o.Home); err != nil {
-			return nil, err
-		}
-	}
 	h, err := home.Open(ctx, o, purpose)
 	if err != nil {
-		_ = release()
 		return nil, err
 	}
-	return &Run{H: h, Options: opts, release: release}, nil
+	return &Run{H: h, Options: opts, purpose: purpose}, nil
+}
+
+// lock takes sessionctl's lock on the home, once, and reports whether it was taken now (the
+// home is then opened again: what was read before may have changed).
+func (r *Run) lock(ctx context.Context) (fresh bool, err error) {
+	if r.release != nil {
+		return false, nil
+	}
+	if r.release, err = home.Lock(r.H.Opts.Home); err != nil {
+		return false, err
+	}
+	o := r.H.Opts
+	r.H.Close()
+	if r.H, err = home.Open(ctx, o, r.purpose); err != nil {
+		r.H = &home.Home{Opts: o}
+		return false, err
+	}
+	return true, nil
 }
 
 // Close closes the home and releases the lock.
 func (r *Run) Close() {
 	r.H.Close()
-	_ = r.release()
+	if r.release != nil {
+		_ = r.release()
+	}
 }
 
 // CheckWritable refuses writes on schemas or generations the tool cannot write safely.
 func (r *Run) CheckWritable() error {
-	h := r.H
+	return checkWritable(r.H)
+}
+
+func checkWritable(h *home.Home) error {
 	if h.DB != nil && !h.Schema.Known {
 		return failure.Mark(failure.Data, fmt.Errorf("state.db schema v%d is newer than this sessionctl knows (≤ v%d): refusing to write; reads still work", h.Schema.Version, sessionsjson.NewestKnownSchema()))
 	}

@@ -292,7 +292,11 @@ func (r *Run) writeJournal(j *journal.Journal) (string, error) {
 // Routing plans, and when applying refuses-or-journals-and-writes, a routing change. A
 // write that failed leaves no journal when nothing changed (a write error), and keeps and
 // names it when something did (Incomplete).
-func Routing(ctx context.Context, r *Run, p RoutingPlan) (Outcome, error) {
+func Routing(ctx context.Context, r *Run, plan Planner) (Outcome, error) {
+	p, err := plan(ctx, r.H)
+	if err != nil {
+		return Outcome{}, err
+	}
 	a, changes, err := planRouting(r, p)
 	if err != nil {
 		return Outcome{}, err
@@ -306,6 +310,11 @@ func Routing(ctx context.Context, r *Run, p RoutingPlan) (Outcome, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
+	}
+	if fresh, err := r.lock(ctx); err != nil {
+		return res, err
+	} else if fresh { // plan again under the lock, on what the home holds now
+		return Routing(ctx, r, plan)
 	}
 	path, err := r.writeJournal(a.journal(p))
 	if err != nil {

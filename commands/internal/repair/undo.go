@@ -35,12 +35,12 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
 	}
 	inv := j.Inverse()
-	inv.SettleStashes(h.Opts.Warnf)
+	duplicates := inv.SettleStashes(h.Opts.Warnf)
 	if err := pending(h, inv); err != nil {
 		return Outcome{}, err
 	}
 	res := Outcome{Changes: undoChanges(inv)}
-	if !r.Apply || len(res.Changes) == 0 {
+	if !r.Apply || (len(res.Changes) == 0 && len(duplicates) == 0) {
 		return res, nil
 	}
 	if len(inv.Routing) > 0 {
@@ -49,6 +49,19 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		}
 	} else if err := r.CheckWritable(); err != nil {
 		return Outcome{}, err
+	}
+	if fresh, err := r.lock(ctx); err != nil {
+		return Outcome{}, err
+	} else if fresh { // check again under the lock, on what the home holds now
+		return Undo(ctx, r, path, j)
+	}
+	for _, d := range duplicates { // a move across filesystems left its copy here: the file is in place
+		if err := os.Remove(d); err != nil {
+			h.Opts.Warnf("%v", err)
+		}
+	}
+	if len(res.Changes) == 0 {
+		return res, nil
 	}
 	inv.Command, inv.Home = h.Opts.Command, h.Opts.Home.Dir
 	undoPath, err := r.writeJournal(inv)
