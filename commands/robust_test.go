@@ -333,7 +333,7 @@ func TestRobustBrokenStateDB(t *testing.T) {
 				cmds := []rbExpect{
 					{args: []string{"status"}, want: ExitData},
 					{args: []string{"--json", "status"}, want: ExitData},
-					{args: []string{"check"}, want: ExitData},
+					{args: []string{"check"}, want: ExitFindings, stdout: "db.corrupt"},
 					{args: []string{"entries", "list"}, want: ExitData},
 					{args: []string{"entries", "show", rbKey}, want: ExitData},
 					{args: []string{"sessions", "list"}, want: ExitData},

@@ -11,6 +11,9 @@ import (
 )
 
 func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
+	if h.DBErr != nil {
+		return []Finding{{DBCorrupt, Error, "state.db", oneLine(h.DBErr) + ": every command that reads it fails; stop every Hermes process, back up state.db and restore it from a backup (or run `hermes sessions repair`); the checks above ran without it"}}, nil
+	}
 	if h.DB == nil {
 		return []Finding{{DBMissing, Info, "state.db", "no state.db in this home"}}, nil
 	}

@@ -55,6 +55,7 @@ const (
 	CountsOrphanKey         ID = "counts.orphan-key"
 	CountsStuck             ID = "counts.stuck"
 	DBMissing               ID = "db.missing"
+	DBCorrupt               ID = "db.corrupt"
 	DBSchemaUnknown         ID = "db.schema-unknown"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
@@ -84,7 +85,7 @@ var All = []ID{
 	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
-	CountsStuck, DBMissing, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, RepairBatches,

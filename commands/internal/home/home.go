@@ -157,7 +157,10 @@ type Routing struct {
 type Home struct {
 	Opts    Options
 	Gateway sessionsjson.GatewayStatus
-	DB      *statedb.DB // nil when the home has no state.db
+	DB      *statedb.DB // nil when the home has no state.db, or (DBErr) an unreadable one
+	// DBErr is why state.db could not be opened, recorded instead of failing under a tolerant
+	// purpose (check reports it as db.corrupt and runs the other checks).
+	DBErr   error
 	Schema  statedb.Schema
 	Gen     sessionsjson.Generation
 	Rules   sessionsjson.Rules
@@ -184,7 +187,10 @@ func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
 	}
 	h.Routing.Scope = scope
 	if err := h.openDB(ctx); err != nil {
-		return nil, err
+		if !purpose.tolerant() {
+			return nil, err
+		}
+		h.DBErr, h.Gen = err, sessionsjson.GenUnknown
 	}
 	if err := h.LoadMirror(); err != nil {
 		if !purpose.tolerant() {
