@@ -208,3 +208,42 @@ func TestOutcomeSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestOutcomeUndoKilled: an undo killed at any fault point of its writes leaves the home and
+// the journals such that running the same undo again restores the exact before-image.
+func TestOutcomeUndoKilled(t *testing.T) {
+	points := []string{sessionsjson.FaultAfterTempWrite, sessionsjson.FaultAfterTempSync, sessionsjson.FaultAfterRename,
+		statedb.FaultBeforeCommit, statedb.FaultAfterCommit}
+	for _, tt := range []struct {
+		gen  string
+		args []string
+	}{
+		{outcomeGenDB, []string{"suspend-stuck", "--apply"}},
+		{outcomeGenJSON, []string{"suspend-stuck", "--apply"}},
+		{outcomeGenDB, []string{"prune-ghosts", "--apply"}},
+	} {
+		for _, point := range points {
+			t.Run(tt.gen+"/"+tt.args[0]+"/"+point, func(t *testing.T) {
+				t.Parallel()
+				home := copyFixtureHome(t, tt.gen)
+				code, envl, stderr := runOutcome(t, nil, home, tt.args...)
+				if code != ExitOK || len(envl.Journals) != 1 {
+					t.Fatalf("%v: exit %d %+v: %s", tt.args, code, envl, stderr)
+				}
+				killed := rbChildCmd(t, 0, "--home", home, "--now", fixtureNow, "undo", envl.Journals[0], "--apply")
+				killed.Env = append(killed.Env, sessionsjson.FaultPointEnv+"="+point)
+				tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
+				_ = killed.Run() // killed at the point, or finished when its path has no such point
+				for _, tmp := range crashNewTemps(t, home, tmpsBefore) {
+					if err := os.Remove(tmp); err != nil { // the kill's leftover temp file (check reports it)
+						t.Fatal(err)
+					}
+				}
+				if code, again, stderr := runOutcome(t, nil, home, "undo", envl.Journals[0], "--apply"); code != ExitOK {
+					t.Fatalf("undo after a kill at %s: exit %d %+v: %s", point, code, again.Error, stderr)
+				}
+				compareDump(t, dumpHome(t, home), loadExpected(t, tt.gen, "before"))
+			})
+		}
+	}
+}
