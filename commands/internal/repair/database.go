@@ -197,17 +197,23 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
 	}
 	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), nil, nil)
-	if len(ghostIDs(ghosts, false)) == 0 {
+	deletable := ghostIDs(ghosts, false)
+	if len(deletable) == 0 {
 		return res, nil
+	}
+	// The sessions directory is listed once, before the write lock: under it each batch only
+	// picks its deleted ghosts' files from this listing.
+	files, err := statedb.TranscriptFiles(r.H.Opts.Home.SessionsDir(), deletable)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, err)
 	}
 	db, err := r.openWriteDB(ctx)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer db.Close()
-	sessionsDir := r.H.Opts.Home.SessionsDir()
 	var batches dbBatches
-	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ghostIDs(ghosts, false)}); len(batch.Among) > 0; {
+	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: deletable}); len(batch.Among) > 0; {
 		if err := ctx.Err(); err != nil { // a safe point: between two committed batches
 			batches.record(&res, r.batchRows())
 			return res, stopped(res, err)
@@ -219,9 +225,8 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			pr, err = db.PruneGhosts(ctx, now, minAge, batch, hook)
 			return len(pr.Deleted) > 0, pr.Stats, err
 		}, func(changes []statedb.RowChange) ([]string, error) {
-			var err error
-			transcripts, err = statedb.TranscriptFiles(sessionsDir, changedSessionIDs(changes, true))
-			return flatten(transcripts), err
+			transcripts = pick(files, changedSessionIDs(changes, true))
+			return flatten(transcripts), nil
 		})
 		batches = batches.add(tx)
 		if err != nil { // the batch rolled back: nothing of it to report
@@ -269,6 +274,17 @@ func sessionIDs(sessions []statedb.Session) []string {
 		ids[i] = s.ID
 	}
 	return ids
+}
+
+// pick returns the files of the ids.
+func pick(files map[string][]string, ids []string) map[string][]string {
+	out := make(map[string][]string, len(ids))
+	for _, id := range ids {
+		if f, ok := files[id]; ok {
+			out[id] = f
+		}
+	}
+	return out
 }
 
 // flatten returns every path of transcripts, by session id then file name.
