@@ -217,11 +217,17 @@ func TestHomeValidate(t *testing.T) {
 	badSessions := filepath.Join(root, "bad")
 	mustMkdir(t, badSessions)
 	mustWrite(t, filepath.Join(badSessions, "sessions"), "", 0o600)
+	withSessions, withDB, empty := filepath.Join(root, "s"), filepath.Join(root, "d"), filepath.Join(root, "empty")
+	mustMkdir(t, filepath.Join(withSessions, "sessions"))
+	mustMkdir(t, withDB)
+	mustWrite(t, filepath.Join(withDB, "state.db"), "", 0o600)
+	mustMkdir(t, empty)
 	tests := []struct {
 		dir string
 		err error
 	}{
-		{root, nil}, {filepath.Join(root, "missing"), ErrNotFound}, {file, ErrCorrupt}, {badSessions, ErrCorrupt},
+		{withSessions, nil}, {withDB, nil}, {empty, ErrNotFound}, {filepath.Join(root, "missing"), ErrNotFound},
+		{file, ErrCorrupt}, {badSessions, ErrCorrupt},
 	}
 	for _, tt := range tests {
 		err := Home{Root: tt.dir, Dir: tt.dir}.Validate()

@@ -79,32 +79,50 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	if len(ids) == 0 {
 		return res, nil
 	}
-	db, err := r.openWriteDB(ctx)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer db.Close()
-	var batches dbBatches
-	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
-		if err := ctx.Err(); err != nil { // a safe point: between two committed batches
-			batches.record(&res, r.batchRows())
-			return res, stopped(res, err)
-		}
+	return r.batches(ctx, ids, res, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var fin statedb.FinalizeResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
 			fin, err = db.FinalizeOrphans(ctx, now, minAge, batch, hook)
 			return len(fin.Changes) > 0, fin.Stats, err
 		}, nil)
-		batches = batches.add(tx)
-		if err != nil { // the batch rolled back: nothing of it to report
-			batches.record(&res, r.batchRows())
+		return batchStep{tx, finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now), fin.Remaining}, err
+	})
+}
+
+// batchStep is what one state.db transaction of a repair did.
+type batchStep struct {
+	tx        *BatchRecord // nil when it wrote nothing
+	report    Outcome      // its changes and findings
+	remaining []string     // the candidates later batches check
+}
+
+// batches takes the lock, opens state.db for writing and runs one transaction per batch of at
+// most BatchRows of the candidate ids until none remain, adding each batch's report to res.
+// Between batches is a safe point: a cancelled context stops the run there. A batch that fails
+// rolls back and reports nothing; the batches before it stay applied (Incomplete).
+func (r *Run) batches(ctx context.Context, ids []string, res Outcome, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
+	db, err := r.openWriteDB(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer db.Close()
+	var done dbBatches
+	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
+		err := ctx.Err() // a safe point: between two committed batches
+		var st batchStep
+		if err == nil {
+			st, err = step(db, batch)
+			done = done.add(st.tx)
+		}
+		if err != nil {
+			done.record(&res, r.batchRows())
 			return res, stopped(res, err)
 		}
-		res.add(finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now))
-		batch.Among = fin.Remaining
+		res.add(st.report)
+		batch.Among = st.remaining
 	}
-	batches.record(&res, r.batchRows())
+	done.record(&res, r.batchRows())
 	return res, nil
 }
 
@@ -207,17 +225,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
-	db, err := r.openWriteDB(ctx)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer db.Close()
-	var batches dbBatches
-	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: deletable}); len(batch.Among) > 0; {
-		if err := ctx.Err(); err != nil { // a safe point: between two committed batches
-			batches.record(&res, r.batchRows())
-			return res, stopped(res, err)
-		}
+	return r.batches(ctx, deletable, res, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
@@ -228,16 +236,8 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			transcripts = pick(files, changedSessionIDs(changes, true))
 			return flatten(transcripts), nil
 		})
-		batches = batches.add(tx)
-		if err != nil { // the batch rolled back: nothing of it to report
-			batches.record(&res, r.batchRows())
-			return res, stopped(res, err)
-		}
-		res.add(pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts))
-		batch.Among = pr.Remaining
-	}
-	batches.record(&res, r.batchRows())
-	return res, nil
+		return batchStep{tx, pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts), pr.Remaining}, err
+	})
 }
 
 // deletedSessions returns the sessions whose rows changes delete.

@@ -47,24 +47,39 @@ func editable(h *home.Home, key string) (*sessionsjson.Entry, *check.Finding) {
 	return e, nil
 }
 
+// perKey plans an edit of each key: every key must name a routing entry (else nothing is
+// planned), an entry the runtime skips gets a finding, and edit decides for the others (a nil
+// edit and finding: nothing to do).
+func perKey(h *home.Home, keys []string, edit func(*sessionsjson.Entry) (*EntryEdit, *check.Finding)) (RoutingPlan, error) {
+	var p RoutingPlan
+	if err := checkKeys(h, keys); err != nil {
+		return p, err
+	}
+	for _, key := range keys {
+		e, f := editable(h, key)
+		var ed *EntryEdit
+		if f == nil {
+			ed, f = edit(e)
+		}
+		if f != nil {
+			p.Findings = append(p.Findings, *f)
+		}
+		if ed != nil {
+			p.Edits = append(p.Edits, *ed)
+		}
+	}
+	return p, nil
+}
+
 // SetSuspended sets or clears suspended on the keys (the runtime's suspend_session).
 func SetSuspended(keys []string, value bool) Planner {
 	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
-		var p RoutingPlan
-		if err := checkKeys(h, keys); err != nil {
-			return p, err
-		}
-		for _, key := range keys {
-			e, f := editable(h, key)
-			if f != nil {
-				p.Findings = append(p.Findings, *f)
-				continue
+		return perKey(h, keys, func(e *sessionsjson.Entry) (*EntryEdit, *check.Finding) {
+			if e.Suspended == value {
+				return nil, nil
 			}
-			if e.Suspended != value {
-				p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"suspended", value}}})
-			}
-		}
-		return p, nil
+			return &EntryEdit{e.Key, []FieldEdit{{"suspended", value}}}, nil
+		})
 	}
 }
 
@@ -72,30 +87,15 @@ func SetSuspended(keys []string, value bool) Planner {
 // mark_resume_pending, which refuses suspended entries).
 func ResumeMark(keys []string, reason string) Planner {
 	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
-		return planResumeMark(h, keys, reason)
+		stamp := sessionsjson.FormatNaive(h.Opts.Clock.NaiveLocalMicros(time.Local))
+		return perKey(h, keys, func(e *sessionsjson.Entry) (*EntryEdit, *check.Finding) {
+			if e.Suspended {
+				return nil, &check.Finding{Check: check.ResumeSuspended, Severity: check.Warn, Subject: e.Key,
+					Message: "entry is suspended: the runtime refuses to mark it (unsuspend first if a resume is wanted)"}
+			}
+			return &EntryEdit{e.Key, []FieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}}, nil
+		})
 	}
-}
-
-func planResumeMark(h *home.Home, keys []string, reason string) (RoutingPlan, error) {
-	stamp := sessionsjson.FormatNaive(h.Opts.Clock.NaiveLocalMicros(time.Local))
-	var p RoutingPlan
-	if err := checkKeys(h, keys); err != nil {
-		return p, err
-	}
-	for _, key := range keys {
-		e, f := editable(h, key)
-		if f != nil {
-			p.Findings = append(p.Findings, *f)
-			continue
-		}
-		if e.Suspended {
-			p.Findings = append(p.Findings, check.Finding{Check: check.ResumeSuspended, Severity: check.Warn, Subject: key,
-				Message: "entry is suspended: the runtime refuses to mark it (unsuspend first if a resume is wanted)"})
-			continue
-		}
-		p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}})
-	}
-	return p, nil
 }
 
 // ClearSelection chooses the entries resume clear acts on.
@@ -111,39 +111,25 @@ type ClearSelection struct {
 // ResumeClear clears resume_pending, resume_reason and last_resume_marked_at (the runtime's
 // clear_resume_pending) on the selected entries.
 func ResumeClear(sel ClearSelection) Planner {
-	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
-		if err := checkKeys(h, sel.Keys); err != nil {
-			return RoutingPlan{}, err
-		}
-		return planResumeClear(h, sel), nil
-	}
-}
-
-func planResumeClear(h *home.Home, sel ClearSelection) RoutingPlan {
-	var p RoutingPlan
 	clear := []FieldEdit{{"resume_pending", false}, {"resume_reason", nil}, {"last_resume_marked_at", nil}}
-	if sel.All || sel.Stale {
+	return func(_ context.Context, h *home.Home) (RoutingPlan, error) {
+		if !sel.All && !sel.Stale {
+			return perKey(h, sel.Keys, func(e *sessionsjson.Entry) (*EntryEdit, *check.Finding) {
+				if !e.ResumePending {
+					return nil, &check.Finding{Check: check.ResumeNotPending, Severity: check.Info, Subject: e.Key, Message: "not resume_pending: nothing to clear"}
+				}
+				return &EntryEdit{e.Key, clear}, nil
+			})
+		}
+		var p RoutingPlan
 		now := h.Opts.Clock.NaiveLocalMicros(time.Local)
 		for _, e := range h.Loaded() {
 			if e.ResumePending && (sel.All || float64(e.MarkerAgeMicros(now)) > sel.MaxAge*1e6) {
 				p.Edits = append(p.Edits, EntryEdit{e.Key, clear})
 			}
 		}
-		return p
+		return p, nil
 	}
-	for _, key := range sel.Keys {
-		e, f := editable(h, key)
-		if f != nil {
-			p.Findings = append(p.Findings, *f)
-			continue
-		}
-		if !e.ResumePending {
-			p.Findings = append(p.Findings, check.Finding{Check: check.ResumeNotPending, Severity: check.Info, Subject: key, Message: "not resume_pending: nothing to clear"})
-			continue
-		}
-		p.Edits = append(p.Edits, EntryEdit{key, clear})
-	}
-	return p
 }
 
 // StaleMaxAge is the freshness window in seconds: resume clear --stale's default and
