@@ -85,7 +85,7 @@ func parseIgnore(values []string) (map[check.ID]bool, error) {
 			for i, id := range check.All {
 				ids[i] = string(id)
 			}
-			return nil, usagef("--ignore %q is not a check id%s; the check ids are: %s", v, didYouMean(v, ids), strings.Join(ids, ", "))
+			return nil, usagef("--ignore %q is not a check id%s (check ids: %s)", v, didYouMean(v, ids), strings.Join(ids, ", "))
 		}
 		ignore[id] = true
 	}
