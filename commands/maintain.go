@@ -126,7 +126,11 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn,
 	data := maintainData{MaintainData: rep.Data, Ignored: orEmpty(ignored)}
 	if o.json {
 		res := result{applied: data.Changed > 0, findings: findings, changes: rep.Changes, journals: data.Journals, exitCode: code, data: data}
-		if err := emitJSON(o, newEnvelope(rep.Home, o, res)); err != nil {
+		env := newEnvelope(rep.Home, o, res)
+		if code == ExitData {
+			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: refusedMessage(findings)}
+		}
+		if err := emitJSON(o, env); err != nil {
 			return err
 		}
 	} else if !o.quiet || code != ExitOK {
@@ -142,6 +146,16 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn,
 		return errFindings
 	}
 	return nil
+}
+
+// refusedMessage is the envelope's error.message when maintain's writes were refused.
+func refusedMessage(findings []check.Finding) string {
+	for _, f := range findings {
+		if f.Check == check.MaintainWritesRefused {
+			return f.Message
+		}
+	}
+	return "writes refused"
 }
 
 func maintainSummary(data repair.MaintainData, findings []check.Finding, ignored int) string {
