@@ -238,3 +238,34 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// TestReadmeOutcomes: README.md has an "Outcomes" section with a row for every exit code the
+// CLI can end with, and its cron section explains --fail-on, --ignore and --quiet.
+func TestReadmeOutcomes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, outcomes, ok := strings.Cut(string(raw), "\n## Outcomes\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Outcomes" section`)
+	}
+	outcomes, _, _ = strings.Cut(outcomes, "\n## ")
+	for _, code := range []string{"0", "1", "2", "3", "4", "5", "6", "130, 143"} {
+		if !regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(code) + ` \|`).MatchString(outcomes) {
+			t.Errorf("README.md's Outcomes has no row for exit code %s", code)
+		}
+	}
+	if !strings.Contains(outcomes, "undo") {
+		t.Error("README.md's Outcomes does not say how undo finishes")
+	}
+	_, cron, ok := strings.Cut(string(raw), "\n## From cron\n")
+	if !ok {
+		t.Fatal(`README.md has no "## From cron" section`)
+	}
+	for _, flag := range []string{"--fail-on", "--ignore", "--quiet"} {
+		if !strings.Contains(cron, flag) {
+			t.Errorf("README.md's cron section does not explain %s", flag)
+		}
+	}
+}
