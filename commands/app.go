@@ -28,8 +28,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, s settings) int {
 	state := &runState{}
 	app := newApp(stdout, stderr, s, state)
-	args = normaliseArgs(app, args)
-	err := runApp(ctx, app, args)
+	norm, err := normaliseArgs(app, args)
+	if err == nil {
+		args = norm
+		err = runApp(ctx, app, args)
+	}
 	code := exitCode(ctx, err)
 	if err == nil {
 		return code
@@ -121,7 +124,7 @@ func topLevel(c *cli.Context) error {
 		args = args[1:]
 	}
 	if len(args) > 0 {
-		return usagef("unknown command %q (see sessionctl --help)", args[0])
+		return usagef("unknown command %q%s (see sessionctl --help)", args[0], didYouMean(args[0], commandNames(c.App.Commands)))
 	}
 	return cli.ShowAppHelp(c)
 }
@@ -146,5 +149,18 @@ func unknownSubcommand(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usagef("%s needs a subcommand (see sessionctl %s --help)", c.Command.Name, c.Command.Name)
 	}
-	return usagef("%s: unknown subcommand %q", c.Command.Name, c.Args().First())
+	return errUnknownSubcommand(c.Command, c.Args().First())
+}
+
+// errUnknownSubcommand is the usage error for a subcommand the group does not have.
+func errUnknownSubcommand(group *cli.Command, name string) error {
+	return usagef("%s: unknown subcommand %q%s", group.Name, name, didYouMean(name, commandNames(group.Subcommands)))
+}
+
+func commandNames(cmds []*cli.Command) []string {
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Names()...)
+	}
+	return names
 }

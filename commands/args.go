@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -9,21 +11,27 @@ import (
 // normaliseArgs reorders args so that urfave/cli sees every flag: global flags given after
 // the command move before it, and a command's own flags move before its positional
 // arguments (urfave/cli v2 stops parsing flags at the first positional argument, while the
-// contract lets flags appear anywhere: `resume mark KEY --apply`).
-func normaliseArgs(app *cli.App, args []string) []string {
+// contract lets flags appear anywhere: `resume mark KEY --apply`). A flag the command does
+// not know, or a flag left without its value (`--reason` last, or followed by another flag:
+// `--reason --apply`), is a usage error here, with the nearest flag suggested, before urfave
+// could take the next flag as the value.
+func normaliseArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	globals, rest := splitLeadingFlags(args[1:], app.Flags)
+	if err := checkFlags(globals, app.Flags, nil, ""); err != nil {
+		return nil, err
+	}
 	if len(rest) > 1 && rest[0] == "help" && findCommand(app.Commands, rest[1]) != nil {
 		rest = append(append([]string(nil), rest[1:]...), "--help")
 	}
 	if len(rest) == 0 {
-		return args
+		return args, nil
 	}
 	cmd := findCommand(app.Commands, rest[0])
 	if cmd == nil {
-		return args
+		return args, nil
 	}
 	path := []string{rest[0]}
 	rest = rest[1:]
@@ -34,13 +42,21 @@ func normaliseArgs(app *cli.App, args []string) []string {
 		}
 		sub := findCommand(cmd.Subcommands, tail[0])
 		if sub == nil {
-			break
+			return nil, errUnknownSubcommand(cmd, tail[0])
 		}
 		path = append(path, tail[0])
 		rest = tail[1:]
 		cmd = sub
 	}
 	movedGlobals, own, positional := partitionArgs(rest, app.Flags, cmd.Flags)
+	if len(cmd.Subcommands) == 0 { // a group without a known subcommand: its action says so
+		if err := checkFlags(own, cmd.Flags, app.Flags, strings.Join(path, " ")); err != nil {
+			return nil, err
+		}
+		if err := checkFlags(movedGlobals, app.Flags, cmd.Flags, strings.Join(path, " ")); err != nil {
+			return nil, err
+		}
+	}
 	out := []string{args[0]}
 	out = append(out, globals...)
 	out = append(out, movedGlobals...)
@@ -50,7 +66,93 @@ func normaliseArgs(app *cli.App, args []string) []string {
 		out = append(out, "--")
 		out = append(out, positional...)
 	}
-	return out
+	return out, nil
+}
+
+// builtinFlags are urfave/cli's own flags (read here, not from cli.HelpFlag, which urfave
+// writes on every run).
+var builtinFlags = []string{"help", "h", "version", "v"}
+
+// checkFlags checks the flag tokens of one group (as split by splitLeadingFlags or
+// partitionArgs): each must be a flag of flags (or, for the next-token test, of other), and
+// a flag that takes a value must have one that is not itself a flag. cmd names the command
+// for the messages ("" for the global flags).
+func checkFlags(tokens []string, flags, other []cli.Flag, cmd string) error {
+	isFlag := func(tok string) bool {
+		if tok == "--" {
+			return true
+		}
+		name := flagName(tok)
+		return isFlagToken(tok) && (lookupFlag(flags, tok) != nil || lookupFlag(other, tok) != nil || slices.Contains(builtinFlags, name))
+	}
+	for i := 0; i < len(tokens); i++ {
+		tok := tokens[i]
+		if !isFlagToken(tok) || tok == "--" {
+			continue
+		}
+		f := lookupFlag(flags, tok)
+		if f == nil {
+			if slices.Contains(builtinFlags, flagName(tok)) {
+				continue
+			}
+			return unknownFlag(tok, flags, other, cmd)
+		}
+		if flagWidth(tokens, i, flags) == 1 {
+			continue
+		}
+		if i+1 >= len(tokens) || isFlag(tokens[i+1]) {
+			return usagef("%s needs a value%s", dashed(flagName(tok)), flagHint(f))
+		}
+		i++
+	}
+	return nil
+}
+
+// unknownFlag is the usage error for a flag the command does not know, suggesting the nearest.
+func unknownFlag(tok string, flags, other []cli.Flag, cmd string) error {
+	var names []string
+	for _, f := range append(append([]cli.Flag(nil), flags...), other...) {
+		for _, n := range f.Names() {
+			names = append(names, dashed(n))
+		}
+	}
+	where, help := "", "sessionctl --help"
+	if cmd != "" {
+		where, help = cmd+": ", "sessionctl "+cmd+" --help"
+	}
+	name := dashed(flagName(tok))
+	if near := nearest(name, names); near != "" && len(name) > 3 {
+		return usagef("%sunknown flag %s; did you mean %s? (see %s)", where, name, near, help)
+	}
+	return usagef("%sunknown flag %s (see %s)", where, name, help)
+}
+
+// flagHint is the values a flag takes when its usage text lists them ("`R`: a, b or c"),
+// as " (a, b or c)".
+func flagHint(f cli.Flag) string {
+	df, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return ""
+	}
+	usage := df.GetUsage()
+	if i := strings.Index(usage, "`: "); i > 0 && strings.HasPrefix(usage, "`") {
+		return " (" + usage[i+3:] + ")"
+	}
+	return ""
+}
+
+func flagName(tok string) string {
+	name := strings.TrimLeft(tok, "-")
+	name, _, _ = strings.Cut(name, "=")
+	return name
+}
+
+// dashed writes a flag name as typed: -q, --home.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // splitLeadingFlags returns the flag tokens at the start of args and the remainder.
@@ -116,10 +218,7 @@ func flagWidth(args []string, i int, flags []cli.Flag) int {
 }
 
 func lookupFlag(flags []cli.Flag, tok string) cli.Flag {
-	name := strings.TrimLeft(tok, "-")
-	if k := strings.IndexByte(name, '='); k >= 0 {
-		name = name[:k]
-	}
+	name := flagName(tok)
 	for _, f := range flags {
 		for _, n := range f.Names() {
 			if n == name {
@@ -137,4 +236,52 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// nearest is the candidate nearest to word, or "" when none is near enough: an edit
+// distance of at most a third of the word (at least 1), or a candidate that starts with word.
+func nearest(word string, candidates []string) string {
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		d := editDistance(word, c)
+		if strings.HasPrefix(c, word) && len(word) >= 2 {
+			d = min(d, 1)
+		}
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" || bestDist > max(1, len(word)/3) {
+		return ""
+	}
+	return best
+}
+
+// didYouMean is `; did you mean "X"?` for the candidate nearest to word, or "".
+func didYouMean(word string, candidates []string) string {
+	if near := nearest(word, candidates); near != "" {
+		return fmt.Sprintf("; did you mean %q?", near)
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -31,7 +31,7 @@ func pruneGhostsCommand() *cli.Command {
 
 // minAgeFlag is --min-age with the runtime's default age for the repair.
 func minAgeFlag(seconds float64, what string) cli.Flag {
-	return &cli.StringFlag{Name: "min-age", Value: formatAge(seconds), Usage: "only " + what + " started more than `D` ago"}
+	return &cli.StringFlag{Name: "min-age", Value: formatAge(seconds), Usage: "only " + what + " started more than `D` ago (with a unit: s, m, h, d or w)"}
 }
 
 // runDBRepair runs a state.db repair: plan, or with --apply batches under the write lock.
@@ -39,9 +39,9 @@ func runDBRepair(c *cli.Context, command string, run func(context.Context, *repa
 	if c.NArg() > 0 {
 		return usagef("%s takes no arguments", command)
 	}
-	minAge, err := parseAge(c.String("min-age"))
+	minAge, err := ageFlag(c, "min-age")
 	if err != nil {
-		return usagef("--min-age: %v", err)
+		return err
 	}
 	o, r, err := startRepair(c, command, home.Database)
 	if err != nil {

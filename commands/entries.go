@@ -204,9 +204,7 @@ func printEntries(o *options, h *home.Home, list []entryRow, total int) error {
 	if err := renderTable(o.stdout, []string{"KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"}, rows); err != nil {
 		return err
 	}
-	if len(list) < total {
-		fmt.Fprintf(o.stdout, "(%d more; raise --limit)\n", total-len(list))
-	}
+	noteLimit(o, len(list), total)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
@@ -198,9 +199,10 @@ func envelopeAround(env envelope) (prefix, suffix []byte, err error) {
 	return prefix, suffix, nil
 }
 
-// emitJSONStream writes the envelope with data = {"<field>": [items…]}, calling each to
-// produce the items one at a time (each item is encoded as soon as it is given).
-func emitJSONStream(o *options, env envelope, field string, each func(emit func(any) error) error) error {
+// emitJSONStream writes the envelope with data = {"<field>": [items…], …rest}, calling each
+// to produce the items one at a time (each item is encoded as soon as it is given), then rest
+// (nil: none) for the members that follow the list, such as a total counted while streaming.
+func emitJSONStream(o *options, env envelope, field string, each func(emit func(any) error) error, rest func() (map[string]any, error)) error {
 	env.Data = json.RawMessage(streamMarker)
 	prefix, suffix, err := envelopeAround(env)
 	if err != nil {
@@ -210,20 +212,45 @@ func emitJSONStream(o *options, env envelope, field string, each func(emit func(
 	w := bufio.NewWriterSize(o.stdout, 64<<10)
 	fmt.Fprintf(w, "%s{\n    %q: [", prefix, field)
 	first := true
-	itemEnc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	itemEnc := json.NewEncoder(&buf)
 	itemEnc.SetEscapeHTML(false)
 	err = each(func(item any) error {
 		sep := ",\n      "
 		if first {
 			sep, first = "\n      ", false
 		}
+		buf.Reset()
+		if err := itemEnc.Encode(item); err != nil {
+			return fmt.Errorf("encode JSON: %w", err)
+		}
 		w.WriteString(sep)
-		return itemEnc.Encode(item)
+		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	w.WriteString("\n    ]\n  }")
+	w.WriteString("\n    ]")
+	if rest != nil {
+		members, err := rest()
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(members))
+		for k := range members {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			val, err := json.Marshal(members[k])
+			if err != nil {
+				return fmt.Errorf("encode JSON: %w", err)
+			}
+			fmt.Fprintf(w, ",\n    %q: %s", k, val)
+		}
+	}
+	w.WriteString("\n  }")
 	w.Write(suffix)
 	return w.Flush()
 }

@@ -18,6 +18,7 @@ func maintainCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "apply", Usage: "run the repairs (default: check and report what would be done)"},
 			failOnFlag("`LEVEL` of remaining findings that fails the run: error, warn or never"),
+			&cli.StringSliceFlag{Name: "ignore", Usage: "leave the findings of check `ID` out: not printed, not counted for --fail-on (repeatable)"},
 		},
 		Action: runMaintain,
 	}
@@ -45,6 +46,10 @@ func runMaintain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	ignore, err := parseIgnore(c.StringSlice("ignore"))
+	if err != nil {
+		return err
+	}
 	o, err := loadOptions(c, "maintain")
 	if err != nil {
 		return err
@@ -54,30 +59,76 @@ func runMaintain(c *cli.Context) error {
 		return err
 	}
 	defer rep.Home.Close()
-	return reportMaintain(o, rep, failOn)
+	return reportMaintain(o, rep, failOn, ignore)
+}
+
+// parseIgnore reads --ignore: check ids (a usage error naming the valid ones otherwise).
+func parseIgnore(values []string) (map[check.ID]bool, error) {
+	known := map[check.ID]bool{}
+	for _, id := range check.All {
+		known[id] = true
+	}
+	ignore := map[check.ID]bool{}
+	for _, v := range values {
+		id := check.ID(strings.TrimSpace(v))
+		if !known[id] {
+			ids := make([]string, len(check.All))
+			for i, id := range check.All {
+				ids[i] = string(id)
+			}
+			return nil, usagef("--ignore %q is not a check id%s (check ids: %s)", v, didYouMean(v, ids), strings.Join(ids, ", "))
+		}
+		ignore[id] = true
+	}
+	return ignore, nil
+}
+
+// maintainData is data of `maintain --json`: the engine's counts and the findings --ignore
+// left out.
+type maintainData struct {
+	repair.MaintainData
+	Ignored []check.Finding `json:"ignored"`
+}
+
+// splitIgnored separates the findings of ignored checks from the rest.
+func splitIgnored(findings []check.Finding, ignore map[check.ID]bool) (kept, ignored []check.Finding) {
+	for _, f := range findings {
+		if ignore[f.Check] {
+			ignored = append(ignored, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	return kept, ignored
 }
 
 // reportMaintain prints the summary line (or the envelope). Exit: 4 when writes were refused
-// with --apply, else 1 when a remaining finding is at or above failOn, else 0.
-func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn) error {
+// with --apply, else 1 when a remaining finding (not ignored) is at or above failOn, else 0.
+// Under --quiet it prints only when the exit is not 0: cron mails only what needs a human.
+func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn, ignore map[check.ID]bool) error {
+	findings, ignored := splitIgnored(rep.Findings, ignore)
 	code := ExitOK
-	if failOn.Fails(rep.Findings) {
+	if failOn.Fails(findings) {
 		code = ExitFindings
 	}
 	if rep.Data.Refused {
 		code = ExitData
 	}
-	data := rep.Data
+	data := maintainData{MaintainData: rep.Data, Ignored: orEmpty(ignored)}
 	if o.json {
-		res := result{applied: data.Changed > 0, findings: rep.Findings, changes: rep.Changes, exitCode: code, data: data}
-		if err := emitJSON(o, newEnvelope(rep.Home, o, res)); err != nil {
+		res := result{applied: data.Changed > 0, findings: findings, changes: rep.Changes, journals: data.Journals, exitCode: code, data: data}
+		env := newEnvelope(rep.Home, o, res)
+		if code == ExitData {
+			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: refusedMessage(findings)}
+		}
+		if err := emitJSON(o, env); err != nil {
 			return err
 		}
-	} else if !o.quiet || data.Found > 0 || data.Changed > 0 || code != ExitOK {
+	} else if !o.quiet || code != ExitOK {
 		if code != ExitOK {
-			printFindings(o, rep.Findings)
+			printFindings(o, findings)
 		}
-		fmt.Fprintln(o.stdout, maintainSummary(data, rep.Findings))
+		fmt.Fprintln(o.stdout, maintainSummary(data.MaintainData, findings, len(ignored)))
 	}
 	switch code {
 	case ExitData:
@@ -88,7 +139,17 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn)
 	return nil
 }
 
-func maintainSummary(data repair.MaintainData, findings []check.Finding) string {
+// refusedMessage is the envelope's error.message when maintain's writes were refused.
+func refusedMessage(findings []check.Finding) string {
+	for _, f := range findings {
+		if f.Check == check.MaintainWritesRefused {
+			return f.Message
+		}
+	}
+	return "writes refused"
+}
+
+func maintainSummary(data repair.MaintainData, findings []check.Finding, ignored int) string {
 	done := fmt.Sprintf("%d change(s) applied, %d journal(s)", data.Changed, len(data.Journals))
 	if data.Planned > 0 {
 		done = fmt.Sprintf("%d change(s) planned (run with --apply to make them)", data.Planned)
@@ -96,6 +157,9 @@ func maintainSummary(data repair.MaintainData, findings []check.Finding) string 
 	skipped := ""
 	if len(data.Skipped) > 0 {
 		skipped = "; skipped: " + strings.Join(data.Skipped, ", ")
+	}
+	if ignored > 0 {
+		skipped += fmt.Sprintf("; %d finding(s) ignored (--ignore)", ignored)
 	}
 	return fmt.Sprintf("maintain: %d problem(s) found, %s%s; remaining: %s", data.Found, done, skipped, check.Summarise(findings))
 }

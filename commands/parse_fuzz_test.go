@@ -1,7 +1,10 @@
 package commands
 
 import (
+	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -13,15 +16,31 @@ func TestParseAge(t *testing.T) {
 	}{
 		{"1h", 3600, false},
 		{"90m", 5400, false},
+		{"90s", 90, false},
 		{"7d", 604800, false},
 		{"0.5d", 43200, false},
-		{"3600", 3600, false},
+		{".5h", 1800, false},
+		{"2w", 1209600, false},
 		{"24h", 86400, false},
+		{"1h30m", 5400, false},
+		{"0s", 0, false},
+		{"3600", 0, true}, // a bare number: seconds or days would be a guess
+		{"7", 0, true},
+		{"0.5", 0, true},
 		{"", 0, true},
 		{"-1h", 0, true},
 		{"-2d", 0, true},
 		{"soon", 0, true},
 		{"d", 0, true},
+		{"1y", 0, true},
+		{"90ms", 0, true},
+		{"1h 30m", 0, true},
+		{"1..5d", 0, true},
+		{"Infd", 0, true},
+		{"NaNh", 0, true},
+		{"1e400d", 0, true},
+		{"0x10h", 0, true},
+		{"1_000s", 0, true},
 	}
 	for _, tt := range tests {
 		got, err := parseAge(tt.in)
@@ -31,15 +50,43 @@ func TestParseAge(t *testing.T) {
 	}
 }
 
-// FuzzParseAge: any input either fails or yields a finite, non-negative age.
+// TestAgeFlagNeedsUnit: a bare number given to a duration flag is a usage error whose message
+// names the flag and spells out the units.
+func TestAgeFlagNeedsUnit(t *testing.T) {
+	gens := fxRequireGenerations(t)
+	home := copyFixtureHome(t, gens[len(gens)-1])
+	for _, args := range [][]string{
+		{"prune-ghosts", "--min-age", "7"},
+		{"finalize-orphans", "--min-age", "7"},
+		{"resume", "clear", "--stale", "--max-age", "7"},
+	} {
+		code, stdout, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+		flag := args[len(args)-2]
+		want := flag + " 7: a duration needs a unit: 7d, 7h, 7m, 7s or 7w"
+		if code != ExitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", args, code, stderr, stdout, ExitUsage, want)
+		}
+	}
+	for _, age := range []string{"36h", "1.5d", "2w", "90m", "600s"} {
+		if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "prune-ghosts", "--min-age", age); code != ExitOK {
+			t.Errorf("prune-ghosts --min-age %s: exit %d: %s", age, code, stderr)
+		}
+	}
+}
+
+// FuzzParseAge: any input either fails or yields a finite, non-negative age, and a bare
+// number always fails with errNoUnit.
 func FuzzParseAge(f *testing.F) {
-	for _, s := range []string{"1h", "7d", "90m", "3600", "-1", "1e400d", "NaNd", "Infd", "0x10"} {
+	for _, s := range []string{"1h", "7d", "90m", "2w", "0.5d", "1h30m", "3600", "-1", "1e400d", "NaNd", "Infd", "0x10"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		age, err := parseAge(s)
 		if err == nil && (age < 0 || math.IsNaN(age) || math.IsInf(age, 0)) {
 			t.Fatalf("parseAge(%q) = %v", s, age)
+		}
+		if n, perr := strconv.ParseFloat(s, 64); perr == nil && n >= 0 && numberPrefix(s) == len(s) && !errors.Is(err, errNoUnit) {
+			t.Fatalf("parseAge(%q) = %v, %v; want errNoUnit", s, age, err)
 		}
 	})
 }

@@ -25,12 +25,17 @@ func startRepair(c *cli.Context, command string, purpose home.Purpose) (*options
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := repair.Start(c.Context, o.Options, purpose, repair.Options{
-		Apply: c.Bool("apply"), Force: c.Bool("force"), BatchRows: o.settings.batchRows})
+	r, err := startRun(c, o, purpose)
 	if err != nil {
 		return nil, nil, err
 	}
 	return o, r, nil
+}
+
+// startRun starts the engine's run of a repair command whose options are resolved.
+func startRun(c *cli.Context, o *options, purpose home.Purpose) (*repair.Run, error) {
+	return repair.Start(c.Context, o.Options, purpose, repair.Options{
+		Apply: c.Bool("apply"), Force: c.Bool("force"), BatchRows: o.settings.batchRows})
 }
 
 // runRouting plans, and with --apply writes, a routing repair on the started run.

@@ -85,8 +85,15 @@ func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
 	defer h.Close()
 	ctx := c.Context
 	if o.json {
+		shown := 0
 		return emitJSONStream(o, newEnvelope(h, o, result{}), "sessions", func(emit func(any) error) error {
-			return eachSessionRow(ctx, h, f, func(r home.SessionRow) error { return emit(r) })
+			return eachSessionRow(ctx, h, f, func(r home.SessionRow) error {
+				shown++
+				return emit(r)
+			})
+		}, func() (map[string]any, error) {
+			total, err := countSessions(ctx, h, f, shown)
+			return map[string]any{"total": total}, err
 		})
 	}
 	if o.quiet {
@@ -99,11 +106,49 @@ func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
 	}); err != nil {
 		return err
 	}
-	return printSessions(o, list)
+	total, err := countSessions(ctx, h, f, len(list))
+	if err != nil {
+		return err
+	}
+	if err := printSessions(o, list); err != nil {
+		return err
+	}
+	noteLimit(o, len(list), total)
+	return nil
+}
+
+// countSessions is the number of sessions the filter selects without --limit, given that
+// shown of them were listed: shown itself unless the limit may have cut the list, else a
+// second walk that reads no message counts.
+func countSessions(ctx context.Context, h *home.Home, f sessionsFilter, shown int) (int, error) {
+	if f.limit == 0 || shown < f.limit {
+		return shown, nil
+	}
+	f.limit = 0
+	total := 0
+	err := eachSession(ctx, h, f, true, func(statedb.Session) error {
+		total++
+		return nil
+	})
+	return total, err
+}
+
+// noteLimit says on stderr that --limit cut a list of total to shown: a list is never
+// shortened silently.
+func noteLimit(o *options, shown, total int) {
+	if shown < total {
+		fmt.Fprintf(o.stderr, "sessionctl: showing %d of %d (--limit 0 for all)\n", shown, total)
+	}
 }
 
 // eachSessionRow streams the sessions the filter selects, newest first.
 func eachSessionRow(ctx context.Context, h *home.Home, f sessionsFilter, fn func(home.SessionRow) error) error {
+	return eachSession(ctx, h, f, false, func(s statedb.Session) error { return fn(home.NewSessionRow(s)) })
+}
+
+// eachSession streams the sessions the filter selects, newest first; skipCounts leaves the
+// message counts at 0.
+func eachSession(ctx context.Context, h *home.Home, f sessionsFilter, skipCounts bool, fn func(statedb.Session) error) error {
 	wanted, err := candidateIDs(ctx, h, f)
 	if err != nil {
 		return err
@@ -111,9 +156,8 @@ func eachSessionRow(ctx context.Context, h *home.Home, f sessionsFilter, fn func
 	if wanted != nil && len(wanted) == 0 {
 		return nil
 	}
-	filter := statedb.SessionFilter{Source: f.source, Open: f.open, Ended: f.ended, IDs: wanted, Limit: f.limit}
-	err = h.DB.EachSession(ctx, filter, func(s statedb.Session) error { return fn(home.NewSessionRow(s)) })
-	if err != nil {
+	filter := statedb.SessionFilter{Source: f.source, Open: f.open, Ended: f.ended, IDs: wanted, Limit: f.limit, SkipMessageCounts: skipCounts}
+	if err := h.DB.EachSession(ctx, filter, fn); err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 func undoCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "undo",
-		Usage:     "restore the before-images of an applied change from its journal",
+		Usage:     "restore the before-images of an applied change from its journal (in the home the journal names, unless --home or --profile is given)",
 		ArgsUsage: "JOURNAL",
 		Flags:     repairFlags(),
 		Action:    runUndo,
@@ -26,7 +26,22 @@ func runUndo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o, r, err := startRepair(c, "undo", home.Restore) // keeps the mirror: undo compares and restores its entries
+	fromJournal := !c.IsSet("home") && !c.IsSet("profile") && j.Home != ""
+	if fromJournal {
+		if err := c.Set("home", j.Home); err != nil {
+			return err
+		}
+	}
+	o, err := loadOptions(c, "undo")
+	if err != nil {
+		return err
+	}
+	if fromJournal && o.Home.Dir != j.Home {
+		// an active_profile in the journal's home chose a profile below it: the journal
+		// names the home it changed, and that one is meant
+		o.Home.Dir, o.Home.Profile, o.Home.ProfileSource = j.Home, "", ""
+	}
+	r, err := startRun(c, o, home.Restore) // keeps the mirror: undo compares and restores its entries
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,60 @@
+package commands
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestVersion: --version prints the build's version and exits 0, and every envelope, a
+// usage error's included, carries it.
+func TestVersion(t *testing.T) {
+	v := version()
+	if v == "" {
+		t.Fatal("version() is empty")
+	}
+	for _, flag := range []string{"--version", "-v"} {
+		code, stdout, stderr := runCLI(t, flag)
+		if code != ExitOK || stdout != "sessionctl version "+v+"\n" || stderr != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 0 and %q", flag, code, stdout, stderr, "sessionctl version "+v)
+		}
+	}
+	home := copyFixtureHome(t, rbGenDB)
+	for _, args := range [][]string{
+		{"status"},
+		{"resume", "mark", rbKey, "--reason"},
+		{"frob"},
+	} {
+		_, stdout, _ := runCLI(t, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
+		var env struct {
+			Version *string `json:"version"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+			t.Errorf("%v: %v\n%s", args, err, stdout)
+			continue
+		}
+		if env.Version == nil || *env.Version != v {
+			t.Errorf("%v: envelope version %v, want %q", args, env.Version, v)
+		}
+	}
+}
+
+// TestNearest: suggestions are near misses only.
+func TestNearest(t *testing.T) {
+	names := []string{"status", "check", "entries", "sessions", "resume", "suspend", "unsuspend", "maintain", "undo"}
+	tests := map[string]string{
+		"statsu": "status", "chek": "check", "sesions": "sessions", "resum": "resume",
+		"maint": "maintain", "undoo": "undo", "frob": "", "x": "", "": "", "delete": "",
+	}
+	for word, want := range tests {
+		if got := nearest(word, names); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", word, got, want)
+		}
+	}
+	if d := editDistance("kitten", "sitting"); d != 3 {
+		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
+	}
+	if !strings.Contains(didYouMean("statsu", names), `did you mean "status"?`) {
+		t.Errorf("didYouMean: %q", didYouMean("statsu", names))
+	}
+}
