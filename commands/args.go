@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionctl/sessionctl/commands/internal/suggest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -121,7 +122,7 @@ func unknownFlag(tok string, flags, other []cli.Flag, cmd string) error {
 		where, help = cmd+": ", "sessionctl "+cmd+" --help"
 	}
 	name := dashed(flagName(tok))
-	if near := nearest(name, names); near != "" && len(name) > 3 {
+	if near := suggest.Nearest(name, names); near != "" && len(name) > 3 {
 		return usagef("%sunknown flag %s; did you mean %s? (see %s)", where, name, near, help)
 	}
 	return usagef("%sunknown flag %s (see %s)", where, name, help)
@@ -238,50 +239,10 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	return nil
 }
 
-// nearest is the candidate nearest to word, or "" when none is near enough: an edit
-// distance of at most a third of the word (at least 1), or a candidate that starts with word.
-func nearest(word string, candidates []string) string {
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		d := editDistance(word, c)
-		if strings.HasPrefix(c, word) && len(word) >= 2 {
-			d = min(d, 1)
-		}
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if best == "" || bestDist > max(1, len(word)/3) {
-		return ""
-	}
-	return best
-}
-
 // didYouMean is `; did you mean "X"?` for the candidate nearest to word, or "".
 func didYouMean(word string, candidates []string) string {
-	if near := nearest(word, candidates); near != "" {
+	if near := suggest.Nearest(word, candidates); near != "" {
 		return fmt.Sprintf("; did you mean %q?", near)
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

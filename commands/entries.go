@@ -43,29 +43,6 @@ func entriesCommand() *cli.Command {
 	}
 }
 
-// entryRow is one element of data.entries.
-type entryRow struct {
-	Key                string  `json:"key"`
-	SessionID          string  `json:"session_id"`
-	Platform           string  `json:"platform"`
-	ResumePending      bool    `json:"resume_pending"`
-	ResumeReason       *string `json:"resume_reason"`
-	LastResumeMarkedAt *string `json:"last_resume_marked_at"`
-	Suspended          bool    `json:"suspended"`
-	UpdatedAt          string  `json:"updated_at"`
-	Row                string  `json:"row"`
-	Tip                string  `json:"compression_tip,omitempty"`
-	RestartCount       *int64  `json:"restart_count"`
-	Skip               string  `json:"skipped_by_runtime,omitempty"`
-	Stale              bool    `json:"stale_marker"`
-}
-
-type entriesFilter struct {
-	resumePending, suspended, stale bool
-	platform                        string
-	limit                           int
-}
-
 func runEntriesList(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("entries list takes no arguments")
@@ -74,14 +51,15 @@ func runEntriesList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f := entriesFilter{c.Bool("resume-pending"), c.Bool("suspended"), c.Bool("stale"), c.String("platform"), c.Int("limit")}
-	if f.limit < 0 {
+	f := home.EntryQuery{ResumePending: c.Bool("resume-pending"), Suspended: c.Bool("suspended"), Stale: c.Bool("stale"),
+		Platform: c.String("platform"), Limit: c.Int("limit")}
+	if f.Limit < 0 {
 		return usagef("--limit must be 0 or more")
 	}
 	return listEntries(c, o, f)
 }
 
-func listEntries(c *cli.Context, o *options, f entriesFilter) error {
+func listEntries(c *cli.Context, o *options, f home.EntryQuery) error {
 	h, err := home.Open(c.Context, o.Options, home.Read)
 	if err != nil {
 		return err
@@ -91,7 +69,7 @@ func listEntries(c *cli.Context, o *options, f entriesFilter) error {
 	if err != nil {
 		return err
 	}
-	list, total := filterEntries(h, rows, f)
+	list, total := h.SelectEntries(rows, f)
 	findings := check.Scope(h)
 	if o.json {
 		env := newEnvelope(h, o, result{findings: findings})
@@ -155,45 +133,7 @@ func writeIndentedItems[T any](w *bufio.Writer, items []T) error {
 	return err
 }
 
-func filterEntries(h *home.Home, rows map[string]home.Row, f entriesFilter) ([]entryRow, int) {
-	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
-	list := []entryRow{}
-	total := 0
-	for _, e := range h.Routing.Entries {
-		stale := e.StaleMarker(now)
-		if (f.resumePending && !e.ResumePending) || (f.suspended && !e.Suspended) ||
-			(f.stale && !stale) || (f.platform != "" && e.Platform != f.platform) {
-			continue
-		}
-		total++
-		if f.limit > 0 && len(list) >= f.limit {
-			continue
-		}
-		list = append(list, makeEntryRow(h, rows, e, stale))
-	}
-	return list, total
-}
-
-func makeEntryRow(h *home.Home, rows map[string]home.Row, e *sessionsjson.Entry, stale bool) entryRow {
-	r := entryRow{
-		Key: e.Key, SessionID: e.SessionID, Platform: e.Platform,
-		ResumePending: e.ResumePending, ResumeReason: e.ResumeReason, Suspended: e.Suspended,
-		UpdatedAt: e.UpdatedAt.Raw, Row: home.RowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
-		Skip: e.Skip, Stale: stale,
-	}
-	if e.LastResumeMarkedAt != nil {
-		raw := e.LastResumeMarkedAt.Raw
-		r.LastResumeMarkedAt = &raw
-	}
-	if counts := h.Counts.Parsed; counts != nil {
-		if n, ok := counts.Int(e.Key); ok {
-			r.RestartCount = &n
-		}
-	}
-	return r
-}
-
-func printEntries(o *options, h *home.Home, list []entryRow, total int) error {
+func printEntries(o *options, h *home.Home, list []home.EntryRow, total int) error {
 	now := o.Clock.NaiveLocalMicros(time.Local)
 	rows := make([][]string, 0, len(list))
 	for _, r := range list {
@@ -208,7 +148,7 @@ func printEntries(o *options, h *home.Home, list []entryRow, total int) error {
 	return nil
 }
 
-func entryFlags(r entryRow) string {
+func entryFlags(r home.EntryRow) string {
 	s := ""
 	if r.Suspended {
 		s += "S"
@@ -231,7 +171,7 @@ func entryFlags(r entryRow) string {
 	return s
 }
 
-func rowLabel(r entryRow) string {
+func rowLabel(r home.EntryRow) string {
 	if r.Tip != "" {
 		return r.Row + " → " + r.Tip
 	}
@@ -277,7 +217,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 	if err != nil {
 		return err
 	}
-	lineage, err := lineageOf(c, h, e.SessionID)
+	lineage, err := h.LineageRows(c.Context, e.SessionID)
 	if err != nil {
 		return err
 	}
@@ -293,7 +233,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 	return printEntry(o, e, row, lineage)
 }
 
-func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *lineageData) error {
+func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {
 	fmt.Fprintf(o.stdout, "key  %s\n", e.Key)
 	if e.Skip != "" {
 		fmt.Fprintf(o.stdout, "SKIPPED by the runtime: %s\n", e.Skip)

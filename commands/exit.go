@@ -58,22 +58,14 @@ func exitCode(ctx context.Context, err error) int {
 
 // errorKind names an exit code in the envelope's error.kind.
 func errorKind(code int) string {
-	switch code {
-	case ExitFindings:
-		return "findings"
-	case ExitUsage:
-		return "usage"
-	case ExitRefused:
-		return "refused"
-	case ExitData:
-		return "data"
-	case ExitWrite:
-		return "write"
-	case ExitPartial:
-		return "partial"
+	if kind, ok := exitKinds[code]; ok {
+		return kind
 	}
 	return "interrupted"
 }
+
+var exitKinds = map[int]string{ExitFindings: "findings", ExitUsage: "usage", ExitRefused: "refused",
+	ExitData: "data", ExitWrite: "write", ExitPartial: "partial"}
 
 var classCodes = map[failure.Class]int{
 	failure.Usage:   ExitUsage,

@@ -54,12 +54,12 @@ func runMaintain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := repair.Maintain(c.Context, o.Options, repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows})
+	rep, err := repair.Maintain(c.Context, o.Options, repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows, Ignore: ignore})
 	if err != nil {
 		return err
 	}
 	defer rep.Home.Close()
-	return reportMaintain(o, rep, failOn, ignore)
+	return reportMaintain(o, rep, failOn)
 }
 
 // parseIgnore reads --ignore: check ids (a usage error naming the valid ones otherwise).
@@ -83,30 +83,11 @@ func parseIgnore(values []string) (map[check.ID]bool, error) {
 	return ignore, nil
 }
 
-// maintainData is data of `maintain --json`: the engine's counts and the findings --ignore
-// left out.
-type maintainData struct {
-	repair.MaintainData
-	Ignored []check.Finding `json:"ignored"`
-}
-
-// splitIgnored separates the findings of ignored checks from the rest.
-func splitIgnored(findings []check.Finding, ignore map[check.ID]bool) (kept, ignored []check.Finding) {
-	for _, f := range findings {
-		if ignore[f.Check] {
-			ignored = append(ignored, f)
-		} else {
-			kept = append(kept, f)
-		}
-	}
-	return kept, ignored
-}
-
 // reportMaintain prints the summary line (or the envelope). Exit: 4 when writes were refused
 // with --apply, else 1 when a remaining finding (not ignored) is at or above failOn, else 0.
 // Under --quiet it prints only when the exit is not 0: cron mails only what needs a human.
-func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn, ignore map[check.ID]bool) error {
-	findings, ignored := splitIgnored(rep.Findings, ignore)
+func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn) error {
+	findings, data := rep.Findings, rep.Data
 	code := ExitOK
 	if failOn.Fails(findings) {
 		code = ExitFindings
@@ -114,12 +95,12 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn,
 	if rep.Data.Refused {
 		code = ExitData
 	}
-	data := maintainData{MaintainData: rep.Data, Ignored: orEmpty(ignored)}
+	data.Ignored = orEmpty(data.Ignored)
 	if o.json {
 		res := result{applied: data.Changed > 0, findings: findings, changes: rep.Changes, journals: data.Journals, exitCode: code, data: data}
 		env := newEnvelope(rep.Home, o, res)
 		if code == ExitData {
-			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: refusedMessage(findings)}
+			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: rep.Refusal()}
 		}
 		if err := emitJSON(o, env); err != nil {
 			return err
@@ -128,7 +109,7 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn,
 		if code != ExitOK {
 			printFindings(o, findings)
 		}
-		fmt.Fprintln(o.stdout, maintainSummary(data.MaintainData, findings, len(ignored)))
+		fmt.Fprintln(o.stdout, maintainSummary(data, findings))
 	}
 	switch code {
 	case ExitData:
@@ -139,17 +120,7 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn,
 	return nil
 }
 
-// refusedMessage is the envelope's error.message when maintain's writes were refused.
-func refusedMessage(findings []check.Finding) string {
-	for _, f := range findings {
-		if f.Check == check.MaintainWritesRefused {
-			return f.Message
-		}
-	}
-	return "writes refused"
-}
-
-func maintainSummary(data repair.MaintainData, findings []check.Finding, ignored int) string {
+func maintainSummary(data repair.MaintainData, findings []check.Finding) string {
 	done := fmt.Sprintf("%d change(s) applied, %d journal(s)", data.Changed, len(data.Journals))
 	if data.Planned > 0 {
 		done = fmt.Sprintf("%d change(s) planned (run with --apply to make them)", data.Planned)
@@ -158,8 +129,8 @@ func maintainSummary(data repair.MaintainData, findings []check.Finding, ignored
 	if len(data.Skipped) > 0 {
 		skipped = "; skipped: " + strings.Join(data.Skipped, ", ")
 	}
-	if ignored > 0 {
-		skipped += fmt.Sprintf("; %d finding(s) ignored (--ignore)", ignored)
+	if n := len(data.Ignored); n > 0 {
+		skipped += fmt.Sprintf("; %d finding(s) ignored (--ignore)", n)
 	}
 	return fmt.Sprintf("maintain: %d problem(s) found, %s%s; remaining: %s", data.Found, done, skipped, check.Summarise(findings))
 }

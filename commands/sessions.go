@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -40,21 +39,16 @@ func sessionsCommand() *cli.Command {
 	}
 }
 
-type sessionsFilter struct {
-	source                       string
-	open, ended, orphans, ghosts bool
-	limit                        int
-}
-
 func runSessionsList(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("sessions list takes no arguments")
 	}
-	f := sessionsFilter{c.String("source"), c.Bool("open"), c.Bool("ended"), c.Bool("orphans"), c.Bool("ghosts"), c.Int("limit")}
-	if f.limit < 0 {
+	f := home.SessionQuery{Source: c.String("source"), Open: c.Bool("open"), Ended: c.Bool("ended"),
+		Orphans: c.Bool("orphans"), Ghosts: c.Bool("ghosts"), Limit: c.Int("limit")}
+	if f.Limit < 0 {
 		return usagef("--limit must be 0 or more")
 	}
-	if f.open && f.ended {
+	if f.Open && f.Ended {
 		return usagef("--open and --ended exclude each other")
 	}
 	o, err := loadOptions(c, "sessions list")
@@ -77,7 +71,7 @@ func openWithDB(c *cli.Context, o *options) (*home.Home, error) {
 	return h, nil
 }
 
-func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
+func listSessions(c *cli.Context, o *options, f home.SessionQuery) error {
 	h, err := openWithDB(c, o)
 	if err != nil {
 		return err
@@ -87,12 +81,12 @@ func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
 	if o.json {
 		shown := 0
 		return emitJSONStream(o, newEnvelope(h, o, result{}), "sessions", func(emit func(any) error) error {
-			return eachSessionRow(ctx, h, f, func(r home.SessionRow) error {
+			return h.EachSession(ctx, f, func(s statedb.Session) error {
 				shown++
-				return emit(r)
+				return emit(home.NewSessionRow(s))
 			})
 		}, func() (map[string]any, error) {
-			total, err := countSessions(ctx, h, f, shown)
+			total, err := h.CountSessions(ctx, f, shown)
 			return map[string]any{"total": total}, err
 		})
 	}
@@ -100,13 +94,13 @@ func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
 		return nil
 	}
 	var list []home.SessionRow
-	if err := eachSessionRow(ctx, h, f, func(r home.SessionRow) error {
-		list = append(list, r)
+	if err := h.EachSession(ctx, f, func(s statedb.Session) error {
+		list = append(list, home.NewSessionRow(s))
 		return nil
 	}); err != nil {
 		return err
 	}
-	total, err := countSessions(ctx, h, f, len(list))
+	total, err := h.CountSessions(ctx, f, len(list))
 	if err != nil {
 		return err
 	}
@@ -117,100 +111,12 @@ func listSessions(c *cli.Context, o *options, f sessionsFilter) error {
 	return nil
 }
 
-// countSessions is the number of sessions the filter selects without --limit, given that
-// shown of them were listed: shown itself unless the limit may have cut the list, else a
-// second walk that reads no message counts.
-func countSessions(ctx context.Context, h *home.Home, f sessionsFilter, shown int) (int, error) {
-	if f.limit == 0 || shown < f.limit {
-		return shown, nil
-	}
-	f.limit = 0
-	total := 0
-	err := eachSession(ctx, h, f, true, func(statedb.Session) error {
-		total++
-		return nil
-	})
-	return total, err
-}
-
 // noteLimit says on stderr that --limit cut a list of total to shown: a list is never
 // shortened silently.
 func noteLimit(o *options, shown, total int) {
 	if shown < total {
 		fmt.Fprintf(o.stderr, "sessionctl: showing %d of %d (--limit 0 for all)\n", shown, total)
 	}
-}
-
-// eachSessionRow streams the sessions the filter selects, newest first.
-func eachSessionRow(ctx context.Context, h *home.Home, f sessionsFilter, fn func(home.SessionRow) error) error {
-	return eachSession(ctx, h, f, false, func(s statedb.Session) error { return fn(home.NewSessionRow(s)) })
-}
-
-// eachSession streams the sessions the filter selects, newest first; skipCounts leaves the
-// message counts at 0.
-func eachSession(ctx context.Context, h *home.Home, f sessionsFilter, skipCounts bool, fn func(statedb.Session) error) error {
-	wanted, err := candidateIDs(ctx, h, f)
-	if err != nil {
-		return err
-	}
-	if wanted != nil && len(wanted) == 0 {
-		return nil
-	}
-	filter := statedb.SessionFilter{Source: f.source, Open: f.open, Ended: f.ended, IDs: wanted, Limit: f.limit, SkipMessageCounts: skipCounts}
-	if err := h.DB.EachSession(ctx, filter, fn); err != nil {
-		return fmt.Errorf("state.db: %w", err)
-	}
-	return nil
-}
-
-// candidateIDs narrows the listing to repair candidates; nil means no narrowing.
-func candidateIDs(ctx context.Context, h *home.Home, f sessionsFilter) ([]string, error) {
-	now := h.Opts.Clock.Unix
-	var ids []string
-	if f.orphans {
-		orphans, err := h.DB.FinalizeCandidates(ctx, now, statedb.DefaultOrphanMinAge)
-		if err != nil {
-			return nil, fmt.Errorf("--orphans: %w", err)
-		}
-		for _, c := range orphans {
-			ids = append(ids, c.Session.ID)
-		}
-	}
-	if f.ghosts {
-		ghosts, err := h.DB.GhostCandidates(ctx, now, statedb.DefaultGhostMinAge)
-		if err != nil {
-			return nil, fmt.Errorf("--ghosts: %w", err)
-		}
-		ghostIDs := make([]string, 0, len(ghosts))
-		for _, g := range ghosts {
-			ghostIDs = append(ghostIDs, g.Session.ID)
-		}
-		ids = intersectOrSet(ids, ghostIDs, f.orphans)
-	}
-	if !f.orphans && !f.ghosts {
-		return nil, nil
-	}
-	if ids == nil {
-		ids = []string{}
-	}
-	return ids, nil
-}
-
-func intersectOrSet(have, add []string, intersect bool) []string {
-	if !intersect {
-		return add
-	}
-	in := map[string]bool{}
-	for _, id := range add {
-		in[id] = true
-	}
-	var out []string
-	for _, id := range have {
-		if in[id] {
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 func printSessions(o *options, list []home.SessionRow) error {
@@ -247,29 +153,6 @@ func runSessionsShow(c *cli.Context) error {
 	return showSession(c, o, c.Args().First())
 }
 
-// lineageData is the lineage of a session: ancestors (oldest first), children, and the tip.
-type lineageData struct {
-	Ancestors []home.SessionRow `json:"ancestors"`
-	Children  []home.SessionRow `json:"children"`
-	Tip       string            `json:"compression_tip,omitempty"`
-}
-
-// lineageOf reads the lineage of session id for output (nil without state.db or id).
-func lineageOf(c *cli.Context, h *home.Home, id string) (*lineageData, error) {
-	l, err := h.Lineage(c.Context, id)
-	if l == nil || err != nil {
-		return nil, err
-	}
-	out := &lineageData{Ancestors: []home.SessionRow{}, Children: []home.SessionRow{}, Tip: l.Tip}
-	for _, s := range l.Ancestors {
-		out.Ancestors = append(out.Ancestors, home.NewSessionRow(s))
-	}
-	for _, s := range l.Children {
-		out.Children = append(out.Children, home.NewSessionRow(s))
-	}
-	return out, nil
-}
-
 func showSession(c *cli.Context, o *options, prefix string) error {
 	h, err := openWithDB(c, o)
 	if err != nil {
@@ -288,7 +171,7 @@ func showSession(c *cli.Context, o *options, prefix string) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}
-	lineage, err := lineageOf(c, h, id)
+	lineage, err := h.LineageRows(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -317,7 +200,7 @@ func entriesPointingAt(h *home.Home, id string) []string {
 	return keys
 }
 
-func printSession(o *options, s home.SessionRow, l *lineageData, keys []string, lock *statedb.CompressionLock) error {
+func printSession(o *options, s home.SessionRow, l *home.LineageRows, keys []string, lock *statedb.CompressionLock) error {
 	w := o.stdout
 	fmt.Fprintf(w, "id          %s\nsource      %s\nstarted     %s (%s)\n", s.ID, s.Source, s.StartedAt, relative(o.Clock.UnixMicros, int64(s.StartedAtUnix*1e6)))
 	if s.EndedAt != nil {
@@ -333,7 +216,7 @@ func printSession(o *options, s home.SessionRow, l *lineageData, keys []string, 
 	return printLineage(o, l)
 }
 
-func printLineage(o *options, l *lineageData) error {
+func printLineage(o *options, l *home.LineageRows) error {
 	if l == nil {
 		return nil
 	}

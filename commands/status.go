@@ -2,12 +2,10 @@ package commands
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/fatih/color"
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
-	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,50 +16,6 @@ func statusCommand() *cli.Command {
 		ArgsUsage: " ",
 		Action:    runStatus,
 	}
-}
-
-// statusCounts is data.counts of `status --json`.
-type statusCounts struct {
-	Entries       int   `json:"entries"`
-	Skipped       int   `json:"skipped"`
-	ResumePending int   `json:"resume_pending"`
-	Suspended     int   `json:"suspended"`
-	Stale         int   `json:"stale"`
-	Sessions      int64 `json:"sessions"`
-	OpenSessions  int64 `json:"open_sessions"`
-	EndedSessions int64 `json:"ended_sessions"`
-	Messages      int64 `json:"messages"`
-}
-
-// statusData is data of `status --json`.
-type statusData struct {
-	Counts        statusCounts        `json:"counts"`
-	RoutingSource string              `json:"routing_source"`
-	ForeignScopes map[string]int      `json:"foreign_scopes,omitempty"`
-	RestartCounts map[string]any      `json:"restart_failure_counts"`
-	CleanShutdown bool                `json:"clean_shutdown"`
-	JournalMode   string              `json:"journal_mode,omitempty"`
-	NextStart     []check.StartAction `json:"next_start"`
-	Gateway       string              `json:"gateway_detail"`
-	SQLiteVersion string              `json:"sqlite_version,omitempty"`
-	Schema        *schemaSummary      `json:"schema,omitempty"`
-}
-
-// schemaSummary is the state.db schema as status reports it.
-type schemaSummary struct {
-	Version          int    `json:"version"`
-	Known            bool   `json:"known"`
-	FTSLayout        string `json:"fts_layout"`
-	CompressionLocks bool   `json:"compression_locks"`
-	GatewayRouting   bool   `json:"gateway_routing"`
-	StateMeta        bool   `json:"state_meta"`
-	PageCount        int64  `json:"page_count"`
-	FreelistCount    int64  `json:"freelist_count"`
-}
-
-func summariseSchema(s statedb.Schema) *schemaSummary {
-	return &schemaSummary{Version: s.Version, Known: s.Known, FTSLayout: s.FTSLayout, CompressionLocks: s.HasCompressionLocks,
-		GatewayRouting: s.HasGatewayRouting, StateMeta: s.HasStateMeta, PageCount: s.PageCount, FreelistCount: s.FreelistCount}
 }
 
 func runStatus(c *cli.Context) error {
@@ -81,7 +35,7 @@ func showStatus(c *cli.Context, o *options) error {
 		return err
 	}
 	defer h.Close()
-	data, err := buildStatus(c, h)
+	data, err := check.Status(c.Context, h)
 	if err != nil {
 		return err
 	}
@@ -95,72 +49,7 @@ func showStatus(c *cli.Context, o *options) error {
 	return printStatus(o, h, data, findings)
 }
 
-func buildStatus(c *cli.Context, h *home.Home) (statusData, error) {
-	rows, err := h.Rows(c.Context)
-	if err != nil {
-		return statusData{}, err
-	}
-	d := statusData{
-		RoutingSource: h.Routing.Source.String(),
-		ForeignScopes: h.Routing.Foreign,
-		RestartCounts: countsMap(h),
-		CleanShutdown: h.CleanShutdown,
-		Gateway:       h.Gateway.Detail,
-		NextStart:     orEmpty(check.PreviewStart(h, rows)),
-	}
-	d.Counts = routingCounts(h)
-	if h.DB != nil {
-		t, err := h.DB.Totals(c.Context)
-		if err != nil {
-			return d, fmt.Errorf("state.db: %w", err)
-		}
-		d.Counts.Sessions, d.Counts.OpenSessions, d.Counts.EndedSessions, d.Counts.Messages = t.Sessions, t.Open, t.Ended, t.Messages
-		d.Schema = summariseSchema(h.Schema)
-		d.JournalMode = h.Schema.JournalMode
-		d.SQLiteVersion = h.Schema.SQLiteVersion
-	}
-	return d, nil
-}
-
-func routingCounts(h *home.Home) statusCounts {
-	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
-	var c statusCounts
-	for _, e := range h.Routing.Entries {
-		if e.Skip != "" {
-			c.Skipped++
-			continue
-		}
-		c.Entries++
-		if e.ResumePending {
-			c.ResumePending++
-			if e.StaleMarker(now) {
-				c.Stale++
-			}
-		}
-		if e.Suspended {
-			c.Suspended++
-		}
-	}
-	return c
-}
-
-func countsMap(h *home.Home) map[string]any {
-	counts := h.Counts.Parsed
-	if counts == nil {
-		return nil
-	}
-	out := make(map[string]any, len(counts.Keys))
-	for _, k := range counts.Keys {
-		if n, ok := counts.Int(k); ok {
-			out[k] = n
-		} else {
-			out[k] = string(counts.Values[k])
-		}
-	}
-	return out
-}
-
-func printStatus(o *options, h *home.Home, d statusData, findings []check.Finding) error {
+func printStatus(o *options, h *home.Home, d check.StatusData, findings []check.Finding) error {
 	w := o.stdout
 	fmt.Fprintf(w, "home        %s\n", o.Home.Dir)
 	if o.Home.Profile != "" {

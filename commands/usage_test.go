@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sessionctl/sessionctl/commands/internal/suggest"
 )
 
 // TestVersion: --version prints the build's version and exits 0, and every envelope, a
@@ -47,11 +49,11 @@ func TestNearest(t *testing.T) {
 		"maint": "maintain", "undoo": "undo", "frob": "", "x": "", "": "", "delete": "",
 	}
 	for word, want := range tests {
-		if got := nearest(word, names); got != want {
+		if got := suggest.Nearest(word, names); got != want {
 			t.Errorf("nearest(%q) = %q, want %q", word, got, want)
 		}
 	}
-	if d := editDistance("kitten", "sitting"); d != 3 {
+	if d := suggest.EditDistance("kitten", "sitting"); d != 3 {
 		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
 	}
 	if !strings.Contains(didYouMean("statsu", names), `did you mean "status"?`) {

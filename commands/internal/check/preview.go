@@ -21,7 +21,7 @@ type StartAction struct {
 func PreviewStart(h *home.Home, rows map[string]home.Row) []StartAction {
 	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
 	suspended := map[string]bool{}
-	var out []StartAction
+	out := []StartAction{}
 	if !h.CleanShutdown {
 		out = append(out, previewCrashRecovery(h, now, suspended)...)
 	}

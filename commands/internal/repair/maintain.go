@@ -46,6 +46,8 @@ type MaintainData struct {
 	Journals []string `json:"journals"` // one journal per step (per batch) that changed something
 	Skipped  []string `json:"skipped_steps"`
 	Refused  bool     `json:"writes_refused"` // unknown schema or generation: nothing written
+	// Ignored are the findings of the checks Options.Ignore leaves out.
+	Ignored []check.Finding `json:"ignored"`
 }
 
 // MaintainReport is the outcome of one maintain run.
@@ -72,7 +74,8 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 	if err != nil {
 		return nil, err
 	}
-	rep := &MaintainReport{Data: MaintainData{Found: check.CountProblems(before), Journals: []string{}, Skipped: []string{}}}
+	found, _ := split(before, opts.Ignore)
+	rep := &MaintainReport{Data: MaintainData{Found: check.CountProblems(found), Journals: []string{}, Skipped: []string{}}}
 	notes, err := rep.runSteps(ctx, o, opts)
 	if err != nil {
 		return nil, err
@@ -83,7 +86,7 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 			return nil, err
 		}
 	}
-	rep.Findings = append(rep.Findings, notes...)
+	rep.Findings, rep.Data.Ignored = split(append(rep.Findings, notes...), opts.Ignore)
 	if rep.Home, err = home.Open(ctx, o, home.Survey); err != nil {
 		return nil, err
 	}
@@ -203,6 +206,28 @@ func stepSkip(r *Run, step maintainStep) *check.Finding {
 		return skipped(check.Warn, "the gateway_routing rows belong to another scope (see routing.foreign-scope)")
 	}
 	return nil
+}
+
+// split separates the findings of ignored checks from the rest.
+func split(findings []check.Finding, ignore map[check.ID]bool) (kept, ignored []check.Finding) {
+	for _, f := range findings {
+		if ignore[f.Check] {
+			ignored = append(ignored, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	return kept, ignored
+}
+
+// Refusal is why maintain's writes were refused, "" when they were not.
+func (rep *MaintainReport) Refusal() string {
+	for _, f := range append(rep.Findings, rep.Data.Ignored...) {
+		if f.Check == check.MaintainWritesRefused {
+			return f.Message
+		}
+	}
+	return ""
 }
 
 func hasFinding(list []check.Finding, f check.Finding) bool {

@@ -31,6 +31,9 @@ type Options struct {
 	Force bool // write routing changes even while a gateway runs
 	// BatchRows bounds the rows of one state.db transaction (0: DefaultBatchRows).
 	BatchRows int
+	// Ignore lists the checks whose findings maintain leaves out (--ignore): not counted as
+	// found, not among what remains.
+	Ignore map[check.ID]bool
 }
 
 func (o Options) batchRows() int {

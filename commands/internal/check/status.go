@@ -1,0 +1,125 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// StatusCounts is data.counts of `status --json`.
+type StatusCounts struct {
+	Entries       int   `json:"entries"`
+	Skipped       int   `json:"skipped"`
+	ResumePending int   `json:"resume_pending"`
+	Suspended     int   `json:"suspended"`
+	Stale         int   `json:"stale"`
+	Sessions      int64 `json:"sessions"`
+	OpenSessions  int64 `json:"open_sessions"`
+	EndedSessions int64 `json:"ended_sessions"`
+	Messages      int64 `json:"messages"`
+}
+
+// StatusData is data of `status --json`.
+type StatusData struct {
+	Counts        StatusCounts   `json:"counts"`
+	RoutingSource string         `json:"routing_source"`
+	ForeignScopes map[string]int `json:"foreign_scopes,omitempty"`
+	RestartCounts map[string]any `json:"restart_failure_counts"`
+	CleanShutdown bool           `json:"clean_shutdown"`
+	JournalMode   string         `json:"journal_mode,omitempty"`
+	NextStart     []StartAction  `json:"next_start"`
+	Gateway       string         `json:"gateway_detail"`
+	SQLiteVersion string         `json:"sqlite_version,omitempty"`
+	Schema        *SchemaSummary `json:"schema,omitempty"`
+}
+
+// SchemaSummary is the state.db schema as status reports it.
+type SchemaSummary struct {
+	Version          int    `json:"version"`
+	Known            bool   `json:"known"`
+	FTSLayout        string `json:"fts_layout"`
+	CompressionLocks bool   `json:"compression_locks"`
+	GatewayRouting   bool   `json:"gateway_routing"`
+	StateMeta        bool   `json:"state_meta"`
+	PageCount        int64  `json:"page_count"`
+	FreelistCount    int64  `json:"freelist_count"`
+}
+
+// summariseSchema is the schema as status reports it.
+func summariseSchema(s statedb.Schema) *SchemaSummary {
+	return &SchemaSummary{Version: s.Version, Known: s.Known, FTSLayout: s.FTSLayout, CompressionLocks: s.HasCompressionLocks,
+		GatewayRouting: s.HasGatewayRouting, StateMeta: s.HasStateMeta, PageCount: s.PageCount, FreelistCount: s.FreelistCount}
+}
+
+// Status reads what `status` reports: counts, the restart counts, the schema and the preview
+// of the next gateway start.
+func Status(ctx context.Context, h *home.Home) (StatusData, error) {
+	rows, err := h.Rows(ctx)
+	if err != nil {
+		return StatusData{}, err
+	}
+	d := StatusData{
+		RoutingSource: h.Routing.Source.String(),
+		ForeignScopes: h.Routing.Foreign,
+		RestartCounts: countsMap(h),
+		CleanShutdown: h.CleanShutdown,
+		Gateway:       h.Gateway.Detail,
+		NextStart:     PreviewStart(h, rows),
+	}
+	d.Counts = routingCounts(h)
+	if h.DB != nil {
+		t, err := h.DB.Totals(ctx)
+		if err != nil {
+			return d, fmt.Errorf("state.db: %w", err)
+		}
+		d.Counts.Sessions, d.Counts.OpenSessions, d.Counts.EndedSessions, d.Counts.Messages = t.Sessions, t.Open, t.Ended, t.Messages
+		d.Schema = summariseSchema(h.Schema)
+		d.JournalMode = h.Schema.JournalMode
+		d.SQLiteVersion = h.Schema.SQLiteVersion
+	}
+	return d, nil
+}
+
+// routingCounts counts the routing entries by state.
+func routingCounts(h *home.Home) StatusCounts {
+	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
+	var c StatusCounts
+	for _, e := range h.Routing.Entries {
+		if e.Skip != "" {
+			c.Skipped++
+			continue
+		}
+		c.Entries++
+		if e.ResumePending {
+			c.ResumePending++
+			if e.StaleMarker(now) {
+				c.Stale++
+			}
+		}
+		if e.Suspended {
+			c.Suspended++
+		}
+	}
+	return c
+}
+
+// countsMap is the counts file as status reports it: numbers as numbers, anything else as
+// its JSON text.
+func countsMap(h *home.Home) map[string]any {
+	counts := h.Counts.Parsed
+	if counts == nil {
+		return nil
+	}
+	out := make(map[string]any, len(counts.Keys))
+	for _, k := range counts.Keys {
+		if n, ok := counts.Int(k); ok {
+			out[k] = n
+		} else {
+			out[k] = string(counts.Values[k])
+		}
+	}
+	return out
+}
