@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,5 +53,31 @@ func TestEngineHasNoFace(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// faceLineBudget bounds the CLI face (this package's non-test files): what grows past it is
+// engine work that belongs under commands/internal.
+const faceLineBudget = 2500
+
+// TestFaceStaysThin: the face is under its line budget.
+func TestFaceStaysThin(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(data), "\n")
+	}
+	if lines >= faceLineBudget {
+		t.Errorf("the commands package has %d lines, over its budget of %d: move engine work to commands/internal", lines, faceLineBudget)
 	}
 }
