@@ -107,6 +107,7 @@ func (r *Run) batches(ctx context.Context, ids []string, res Outcome, step func(
 		return Outcome{}, err
 	}
 	defer db.Close()
+	defer r.moves.Wait() // the last batch's files are in their stash before the run reports
 	var done dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
 		err := ctx.Err() // a safe point: between two committed batches
@@ -367,6 +368,19 @@ func (r *Run) openWriteDB(ctx context.Context) (*statedb.DB, error) {
 	return db, nil
 }
 
+// stash moves a committed batch's files into its journal's stash while the next batch runs
+// (each batch has its own stash directory); Run.batches waits for every move before it returns.
+func (r *Run) stash(files []journal.FileImage) {
+	if len(files) == 0 {
+		return
+	}
+	r.moves.Add(1)
+	go func() {
+		defer r.moves.Done()
+		journal.Stash(files, r.H.Opts.Warnf)
+	}()
+}
+
 // applyDB runs one transaction of a state.db repair on db. Inside the transaction, before
 // the commit, the journal is written with every row image and the files filesFor names; if
 // the transaction fails the journal is removed again. After the commit those files are moved
@@ -402,6 +416,6 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 	if !changed {
 		return nil, nil
 	}
-	journal.Stash(files, r.H.Opts.Warnf)
+	r.stash(files)
 	return newBatchRecord(path, stats), nil
 }

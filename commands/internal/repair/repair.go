@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -82,7 +83,8 @@ type Run struct {
 	H *home.Home
 	Options
 	purpose home.Purpose
-	release func() error // nil until the lock is held
+	release func() error   // nil until the lock is held
+	moves   sync.WaitGroup // files being moved into a committed batch's stash
 }
 
 // Start opens the home for purpose. It locks nothing.
