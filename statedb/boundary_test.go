@@ -73,3 +73,65 @@ func TestFinalizePredicateConditions(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveLockBoundary: a compression lock is live up to and including its expires_at
+// (expires_at >= now, as the runtime checks) and expired 1 µs later, for every reader of the
+// rule: CompressionLock.Live, LiveCompressionLock, the finalize candidates and batch (a live
+// lock is skipped) and OpenWithExpiredLock.
+func TestLiveLockBoundary(t *testing.T) {
+	const id = "20260622_053714_edd871" // orphan_locked
+	ctx := context.Background()
+	locks, err := openRO(t, copyDB(t, "r0715-c2a3b9ce5")).CompressionLocks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(locks, func(l CompressionLock) bool { return l.SessionID == id })
+	if i < 0 {
+		t.Fatalf("no lock on %s: %v", id, locks)
+	}
+	expires := locks[i].ExpiresAt
+	if expires <= fixtureNow {
+		t.Fatalf("the lock on %s expires at %v, not after the fixture's now", id, expires)
+	}
+	for _, tc := range []struct {
+		name string
+		now  float64
+		live bool
+	}{
+		{"at expires_at", expires, true},
+		{"1 µs after", expires + 1e-6, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := locks[i].Live(tc.now); got != tc.live {
+				t.Errorf("Live = %v, want %v", got, tc.live)
+			}
+			path := copyDB(t, "r0715-c2a3b9ce5")
+			db := openWrite(t, path)
+			l, err := db.LiveCompressionLock(ctx, id, tc.now)
+			if err != nil || (l != nil) != tc.live {
+				t.Errorf("LiveCompressionLock = %+v, %v; want live %v", l, err, tc.live)
+			}
+			expired, err := db.OpenWithExpiredLock(ctx, tc.now)
+			if err != nil || slices.Contains(expired, id) == tc.live {
+				t.Errorf("OpenWithExpiredLock = %v, %v; want %s listed: %v", expired, err, id, !tc.live)
+			}
+			cands, err := db.FinalizeCandidates(ctx, tc.now, DefaultOrphanMinAge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := slices.IndexFunc(cands, func(o Orphan) bool { return o.ID == id })
+			if j < 0 || (cands[j].LiveLock != nil) != tc.live {
+				t.Errorf("candidate %s: index %d, want live lock %v", id, j, tc.live)
+			}
+			res, err := db.FinalizeOrphans(ctx, tc.now, DefaultOrphanMinAge, Batch{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			finalized := slices.Contains(changedIDs(res.Changes, "sessions"), id)
+			skipped := slices.ContainsFunc(res.Locked, func(o Orphan) bool { return o.ID == id })
+			if finalized == tc.live || skipped != tc.live {
+				t.Errorf("finalized %v, skipped as locked %v; want skipped %v", finalized, skipped, tc.live)
+			}
+		})
+	}
+}
