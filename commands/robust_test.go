@@ -569,18 +569,11 @@ func TestRobustHugeStringField(t *testing.T) {
 }
 
 // TestRobustReadOnlySessionsDir: with sessions/ not writable, a routing write fails before
-// anything changes (exit 4 or 5) and leaves no temp file. chmod does not bind root, so the
-// test is skipped there; TestRobustDiskFull covers the failing-write path for root too.
+// anything changes (exit 4 or 5) and leaves no temp file. Permission bits do not bind root,
+// so as root sessions/ is made immutable instead (rbReadOnlyDir).
 func TestRobustReadOnlySessionsDir(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("running as root: a 0555 directory does not stop root from writing (the failing-write path is covered by TestRobustDiskFull)")
-	}
 	home := copyFixtureHome(t, rbGenJSON)
-	dir := filepath.Join(home, "sessions")
-	if err := os.Chmod(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	rbReadOnlyDir(t, filepath.Join(home, "sessions"))
 	before := rbSnapshot(t, home)
 	code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "suspend", rbKey, "--apply")
 	if code != ExitWrite && code != ExitData {
@@ -594,6 +587,38 @@ func TestRobustReadOnlySessionsDir(t *testing.T) {
 		}
 	}
 	rbAssertSame(t, "read-only sessions dir", before, after)
+}
+
+// rbReadOnlyDir makes dir refuse new entries (and renames and removals) until the test ends:
+// mode 0555 for an ordinary user; for root, whom permission bits do not stop, the immutable
+// attribute (chattr +i), which binds root too. The test is skipped, saying why, when root has
+// no chattr or the file system has no immutable attribute.
+func rbReadOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return
+	}
+	chattr, err := exec.LookPath("chattr")
+	if err != nil {
+		t.Skip("running as root, which a 0555 directory does not stop, and chattr (to make the directory immutable) is not installed")
+	}
+	if out, err := exec.Command(chattr, "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("running as root, which a 0555 directory does not stop, and `chattr +i` fails here (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command(chattr, "-i", dir).CombinedOutput(); err != nil {
+			t.Errorf("chattr -i %s: %v: %s", dir, err, out)
+		}
+	})
+	probe := filepath.Join(dir, ".rb-immutable-probe")
+	if err := os.WriteFile(probe, nil, 0o600); err == nil {
+		os.Remove(probe)
+		t.Skip("running as root, which a 0555 directory does not stop, and the immutable attribute does not stop it either here")
+	}
 }
 
 // TestRobustSymlinkedSessionsJSON: sessions.json is a symlink to a file outside the home; a

@@ -63,33 +63,77 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 }
 
+// TestWriteFileAtomicFailure: a write that fails, before the temp file exists (a directory
+// that refuses new entries) or after it was written (renaming onto a non-empty directory),
+// leaves the target as it was and no temp file.
 func TestWriteFileAtomicFailure(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "sessions.json")
-	mustWrite(t, target, "old", 0o600)
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(dir, 0o500); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Chmod(dir, 0o700)
+	t.Run("read-only directory", func(t *testing.T) {
+		dir := t.TempDir()
+		target := filepath.Join(dir, "sessions.json")
+		mustWrite(t, target, "old", 0o600)
+		readOnlyDir(t, dir)
 		if err := WriteFileAtomic(target, []byte("new"), ".sessions_*.tmp"); err == nil {
 			t.Fatal("write into a read-only directory succeeded")
 		}
-	}
-	// Renaming onto a directory fails after the temp file was written: it must be removed.
-	sub := filepath.Join(dir, "adir")
-	if err := os.Mkdir(sub, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	mustWrite(t, filepath.Join(sub, "x"), "", 0o600)
-	if err := WriteFileAtomic(sub, []byte("new"), ".sessions_*.tmp"); err == nil {
-		t.Fatal("replacing a non-empty directory succeeded")
-	}
+		assertUnchanged(t, dir, target)
+	})
+	t.Run("rename onto a directory", func(t *testing.T) {
+		// Renaming onto a directory fails after the temp file was written: it must be removed.
+		dir := t.TempDir()
+		target := filepath.Join(dir, "sessions.json")
+		mustWrite(t, target, "old", 0o600)
+		sub := filepath.Join(dir, "adir")
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, filepath.Join(sub, "x"), "", 0o600)
+		if err := WriteFileAtomic(sub, []byte("new"), ".sessions_*.tmp"); err == nil {
+			t.Fatal("replacing a non-empty directory succeeded")
+		}
+		assertUnchanged(t, dir, target)
+	})
+}
+
+// assertUnchanged checks that target still holds "old" and that dir has no temp file.
+func assertUnchanged(t *testing.T, dir, target string) {
+	t.Helper()
 	if data, _ := os.ReadFile(target); string(data) != "old" {
 		t.Fatalf("target changed: %q", data)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".sessions_*")); len(left) > 0 {
 		t.Fatalf("temp files left: %v", left)
+	}
+}
+
+// readOnlyDir makes dir refuse new entries (and renames and removals) until the test ends:
+// mode 0500 for an ordinary user; for root, whom permission bits do not stop, the immutable
+// attribute (chattr +i), which binds root too. The test is skipped, saying why, when root has
+// no chattr or the file system has no immutable attribute.
+func readOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o700) })
+		return
+	}
+	chattr, err := exec.LookPath("chattr")
+	if err != nil {
+		t.Skip("running as root, which a 0500 directory does not stop, and chattr (to make the directory immutable) is not installed")
+	}
+	if out, err := exec.Command(chattr, "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("running as root, which a 0500 directory does not stop, and `chattr +i` fails here (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command(chattr, "-i", dir).CombinedOutput(); err != nil {
+			t.Errorf("chattr -i %s: %v: %s", dir, err, out)
+		}
+	})
+	probe := filepath.Join(dir, ".immutable-probe")
+	if err := os.WriteFile(probe, nil, 0o600); err == nil {
+		os.Remove(probe)
+		t.Skip("running as root, which a 0500 directory does not stop, and the immutable attribute does not stop it either here")
 	}
 }
 

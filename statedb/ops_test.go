@@ -2,10 +2,13 @@ package statedb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
+	"time"
 )
 
 // opGenerations are the generations whose runtime has finalize, prune and a tip rule.
@@ -152,23 +155,84 @@ func TestFinalizeCandidatesCarryLiveLock(t *testing.T) {
 
 // TestFinalizeSelectsInsideTx: a scanning batch (no Among) chooses the candidates inside the
 // write transaction, so a lock taken after planning is honoured (batches by id evaluate the
-// predicate and the lock again: TestLaterBatchesCheckThePredicateAgain).
+// predicate and the lock again: TestLaterBatchesCheckThePredicateAgain). The plan is read
+// first; a compression then takes a lock on one of the planned sessions, committed before
+// the batch starts, or while the batch waits for the write lock (after anything it could
+// read before BEGIN IMMEDIATE). Either way the batch skips that session.
 func TestFinalizeSelectsInsideTx(t *testing.T) {
-	path := copyDB(t, "r0715-c2a3b9ce5")
 	const nowLocked = "20260621_182357_4cea33"
-	mustExec(t, rawDB(t, path), `INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at)
-		VALUES (?, 'pid=1:tid=1:agent=x:nonce=y', ?, ?)`, nowLocked, fixtureNow-10, fixtureNow+600)
-	res := finalize(t, openWrite(t, path), fixtureNow)
-	locked := map[string]string{}
-	for _, o := range res.Locked {
-		locked[o.ID] = o.LiveLock.Holder
-	}
-	want := map[string]string{"20260622_053714_edd871": locked["20260622_053714_edd871"], nowLocked: "pid=1:tid=1:agent=x:nonce=y"}
-	if !reflect.DeepEqual(locked, want) || locked["20260622_053714_edd871"] == "" {
-		t.Errorf("locked = %v, want both live-locked candidates", locked)
-	}
-	if got := changedIDs(res.Changes, "sessions"); !reflect.DeepEqual(got, []string{"20260622_125201_1af486", "20260630_030359_a9da10"}) {
-		t.Errorf("finalized %v", got)
+	const holder = "pid=1:tid=1:agent=x:nonce=y"
+	const insertLock = `INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)`
+	for _, whileWaiting := range []bool{false, true} {
+		name := "lock committed before the batch"
+		if whileWaiting {
+			name = "lock committed while the batch waits for the write lock"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			path := copyDB(t, "r0715-c2a3b9ce5")
+			db := openWrite(t, path)
+			plan, err := db.FinalizeCandidates(ctx, fixtureNow, DefaultOrphanMinAge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i := slices.IndexFunc(plan, func(o Orphan) bool { return o.ID == nowLocked }); i < 0 || plan[i].LiveLock != nil {
+				t.Fatalf("plan: %s is not an unlocked candidate", nowLocked)
+			}
+
+			conn, err := rawDB(t, path).Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			connExec := func(q string, args ...any) {
+				t.Helper()
+				if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			connExec("BEGIN IMMEDIATE")
+			connExec(insertLock, nowLocked, holder, fixtureNow-10, fixtureNow+600)
+			if !whileWaiting {
+				connExec("COMMIT")
+			}
+			type outcome struct {
+				res FinalizeResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil)
+				done <- outcome{res, err}
+			}()
+			if whileWaiting {
+				time.Sleep(300 * time.Millisecond)
+				select {
+				case o := <-done:
+					t.Fatalf("the batch did not wait for the write lock: %+v, %v", o.res.Changes, o.err)
+				default:
+				}
+				connExec("COMMIT")
+			}
+			o := <-done
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			locked := map[string]string{}
+			for _, l := range o.res.Locked {
+				locked[l.ID] = l.LiveLock.Holder
+			}
+			if locked[nowLocked] != holder || locked["20260622_053714_edd871"] == "" || len(locked) != 2 {
+				t.Errorf("locked = %v, want %s (%s) and the fixture's live-locked candidate", locked, nowLocked, holder)
+			}
+			if got := changedIDs(o.res.Changes, "sessions"); !reflect.DeepEqual(got, []string{"20260622_125201_1af486", "20260630_030359_a9da10"}) {
+				t.Errorf("finalized %v", got)
+			}
+			var ended sql.NullFloat64
+			if err := rawDB(t, path).QueryRow("SELECT ended_at FROM sessions WHERE id = ?", nowLocked).Scan(&ended); err != nil || ended.Valid {
+				t.Errorf("%s ended_at = %v, %v; want NULL", nowLocked, ended, err)
+			}
+		})
 	}
 }
 
