@@ -24,7 +24,7 @@ func runCLIWith(t testing.TB, s settings, args ...string) (int, string, string) 
 func TestDBRepairBatches(t *testing.T) {
 	for _, repair := range []string{"finalize-orphans", "prune-ghosts"} {
 		t.Run(repair, func(t *testing.T) {
-			home := copyFixtureHome(t, "r0715-c2a3b9ce5")
+			home := fixtureHome(t, "r0715-c2a3b9ce5")
 			code, stdout, stderr := runCLIWith(t, settings{batchRows: 1}, "--home", home, "--now", fixtureNow, "--json", repair, "--apply")
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -67,7 +67,7 @@ func TestMaintainListsEveryBatchJournal(t *testing.T) {
 
 func maintainJournals(t *testing.T, s settings) []string {
 	t.Helper()
-	home := copyFixtureHome(t, "r0715-c2a3b9ce5")
+	home := fixtureHome(t, "r0715-c2a3b9ce5")
 	code, stdout, stderr := runCLIWith(t, s, "--home", home, "--now", fixtureNow, "--json", "maintain", "--apply", "--fail-on", "never")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

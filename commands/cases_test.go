@@ -25,14 +25,14 @@ func runCLI(t testing.TB, args ...string) (int, string, string) {
 // every case of every generation that has sessionctl arguments (and, with inGenerationOnly,
 // that the generation's runtime has). args are the case's arguments after --home and --now.
 func forEachCase(t *testing.T, inGenerationOnly bool, fn func(t *testing.T, gen string, c fixtureCase, home string, args []string)) {
-	for _, gen := range fxRequireGenerations(t) {
+	for _, gen := range requireGenerations(t) {
 		for _, c := range loadCases(t, gen) {
 			if c.CLIArgs == nil || (inGenerationOnly && !c.InGeneration) {
 				continue
 			}
 			t.Run(gen+"/"+c.Name, func(t *testing.T) {
 				t.Parallel()
-				home := copyFixtureHome(t, gen)
+				home := fixtureHome(t, gen)
 				fn(t, gen, c, home, append([]string{"--home", home, "--now", fixtureNow}, c.CLIArgs...))
 			})
 		}

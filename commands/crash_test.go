@@ -30,21 +30,21 @@ import (
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
-// crashScale returns the number of entries of the inflated sessions.json and the number of
+// scale returns the number of entries of the inflated sessions.json and the number of
 // killed runs of each random-delay loop. Under the race detector every child process is
 // several times slower (a full 20,000-entry rewrite takes ~5 s instead of ~0.5 s) and the
 // kills hardly ever land inside the write, so the loops are scaled down to keep the package's
 // run time reasonable (the write window itself is TestCrashFaultPoints' work); the plain run
 // is the full test.
-func crashScale() (entries, jsonRuns, dbRuns int) {
-	if crashRaceEnabled() {
+func scale() (entries, jsonRuns, dbRuns int) {
+	if raceEnabled() {
 		return 2000, 6, 4
 	}
 	return 20000, 30, 15
 }
 
-// crashRaceEnabled reports whether the test binary was built with -race.
-func crashRaceEnabled() bool {
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return false
@@ -57,15 +57,15 @@ func crashRaceEnabled() bool {
 	return false
 }
 
-// crashSeed seeds the kill delays, so that a failing run can be repeated.
-const crashSeed = 20260716
+// killSeed seeds the kill delays, so that a failing run can be repeated.
+const killSeed = 20260716
 
-// crashInflate rewrites home's sessions.json (written by the runtime with indent=2) with
+// inflateHome rewrites home's sessions.json (written by the runtime with indent=2) with
 // clones of its first entry under new keys until it holds n entries. _README stays first and
 // every original member keeps its bytes; the clones follow the last original member.
-func crashInflate(t testing.TB, home string, n int) {
+func inflateHome(t testing.TB, home string, n int) {
 	t.Helper()
-	path := rbSessionsJSON(home)
+	path := sessionsJSONPath(home)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +118,12 @@ func crashInflate(t testing.TB, home string, n int) {
 	}
 }
 
-// crashKill starts cmd, SIGKILLs it after delay (if it is still running) and waits for it.
+// killChild starts cmd, SIGKILLs it after delay (if it is still running) and waits for it.
 // It reports whether the process had already exited by itself.
-func crashKill(t testing.TB, home string, delay time.Duration, args ...string) (exited bool, code int) {
+func killChild(t testing.TB, home string, delay time.Duration, args ...string) (exited bool, code int) {
 	// exited: the child finished by itself (code is its exit code); false: it was killed.
 	t.Helper()
-	cmd := rbChildCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+	cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Start(); err != nil {
@@ -144,13 +144,13 @@ func crashKill(t testing.TB, home string, delay time.Duration, args ...string) (
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return false, -1
 	}
-	rbAssertCleanStderr(t, "child", stderr.String())
+	assertCleanStderr(t, "child", stderr.String())
 	return true, cmd.ProcessState.ExitCode()
 }
 
-// crashDelays returns n seeded delays spread over [0, span): half uniformly, half
+// killDelays returns n seeded delays spread over [0, span): half uniformly, half
 // concentrated in the last third, where the rewrite happens.
-func crashDelays(n int, span time.Duration, seed int64) []time.Duration {
+func killDelays(n int, span time.Duration, seed int64) []time.Duration {
 	rng := rand.New(rand.NewSource(seed))
 	out := make([]time.Duration, n)
 	for i := range out {
@@ -172,38 +172,38 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		t.Skip("crash loop skipped in -short mode")
 	}
 	t.Parallel()
-	crashEntries, runs, _ := crashScale()
-	home := copyFixtureHome(t, rbGenJSON)
-	crashInflate(t, home, crashEntries)
-	path := rbSessionsJSON(home)
+	killEntries, runs, _ := scale()
+	home := fixtureHome(t, genJSON)
+	inflateHome(t, home, killEntries)
+	path := sessionsJSONPath(home)
 	oldBytes, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"suspend", rbKey, "--apply"}
+	args := []string{"suspend", keyBoth, "--apply"}
 
 	// the new bytes: the same command, run to completion on a separate copy
-	refHome := copyFixtureHome(t, rbGenJSON)
-	crashInflate(t, refHome, crashEntries)
+	refHome := fixtureHome(t, genJSON)
+	inflateHome(t, refHome, killEntries)
 	start := time.Now()
-	if code, _, stderr := rbRunChild(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, args...)...); code != ExitOK {
+	if code, _, stderr := runChild(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, args...)...); code != ExitOK {
 		t.Fatalf("reference run: exit %d: %s", code, stderr)
 	}
 	full := time.Since(start)
-	newBytes, err := os.ReadFile(rbSessionsJSON(refHome))
+	newBytes, err := os.ReadFile(sessionsJSONPath(refHome))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{"old": oldBytes, "new": newBytes} {
-		keys, values, err := fxDecodeOrderedObject(data)
+		keys, values, err := decodeOrderedObject(data)
 		if err != nil {
 			t.Fatalf("%s sessions.json does not parse: %v", name, err)
 		}
-		if len(keys) != crashEntries+1 || keys[0] != "_README" {
+		if len(keys) != killEntries+1 || keys[0] != "_README" {
 			t.Fatalf("%s sessions.json: %d keys, first %q", name, len(keys), keys[0])
 		}
 		want := name == "new"
-		if got := values[rbKey].(map[string]any)["suspended"]; got != want {
+		if got := values[keyBoth].(map[string]any)["suspended"]; got != want {
 			t.Fatalf("%s sessions.json: suspended = %v", name, got)
 		}
 	}
@@ -212,13 +212,13 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 	}
 
 	span := full + full/5
-	tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
+	tmpsBefore := tempFiles(t, filepath.Join(home, "sessions"))
 	var sawOld, sawNew, killed, leftTmp, checks int
-	for i, delay := range crashDelays(runs, span, crashSeed) {
+	for i, delay := range killDelays(runs, span, killSeed) {
 		if err := os.WriteFile(path, oldBytes, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		exited, code := crashKill(t, home, delay, args...)
+		exited, code := killChild(t, home, delay, args...)
 		if exited && code != ExitOK {
 			t.Fatalf("run %d: the unkilled child exited %d", i, code)
 		}
@@ -235,14 +235,14 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		case bytes.Equal(got, newBytes):
 			sawNew++
 		default:
-			_, _, perr := fxDecodeOrderedObject(got)
+			_, _, perr := decodeOrderedObject(got)
 			t.Fatalf("run %d (killed after %v): sessions.json is neither the old nor the new file (%d bytes; parse error: %v)", i, delay, len(got), perr)
 		}
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
 			t.Errorf("run %d: sessions.json mode %v (%v), want 0644", i, fi.Mode().Perm(), err)
 		}
 		var newTmps []string
-		for _, tmp := range rbTempFiles(t, filepath.Join(home, "sessions")) {
+		for _, tmp := range tempFiles(t, filepath.Join(home, "sessions")) {
 			if !slices.Contains(tmpsBefore, tmp) {
 				newTmps = append(newTmps, tmp)
 			}
@@ -255,11 +255,11 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		// which keeps the loop within its time budget.
 		if (sawOld == 1 && bytes.Equal(got, oldBytes)) || (sawNew == 1 && bytes.Equal(got, newBytes)) || (len(newTmps) > 0 && leftTmp <= 2) || i == runs-1 {
 			checks++
-			code, stdout, stderr := rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "check")
+			code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "check")
 			if code != ExitOK && code != ExitFindings {
 				t.Errorf("run %d: check exit %d: %s", i, code, stderr)
 			}
-			rbAssertCleanStderr(t, "check", stderr)
+			assertCleanStderr(t, "check", stderr)
 			if strings.Contains(stdout, "sessions-json.unreadable") || strings.Contains(stdout, "corrupt") {
 				t.Errorf("run %d: check reports a damaged sessions.json:\n%.2000s", i, stdout)
 			}
@@ -277,8 +277,8 @@ func TestCrashRewriteSessionsJSON(t *testing.T) {
 		runs, full.Round(time.Millisecond), killed, leftTmp, sawOld, sawNew, checks)
 }
 
-// crashDBCase is a state.db repair run killed at random points.
-type crashDBCase struct {
+// dBCase is a state.db repair run killed at random points.
+type dBCase struct {
 	args     []string
 	expected string   // the fixture's expected dump of the applied repair
 	skipKeys []string // dump keys not compared (files removed after the commit)
@@ -294,48 +294,48 @@ func TestCrashStateDBRepair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash loop skipped in -short mode")
 	}
-	cases := []crashDBCase{
+	cases := []dBCase{
 		{args: []string{"finalize-orphans", "--apply"}, expected: "finalize-orphans"},
 		{args: []string{"prune-ghosts", "--apply"}, expected: "prune-ghosts", skipKeys: []string{"sessions_files"}},
 	}
-	gen := rbGenDB
+	gen := genDB
 	before := loadExpected(t, gen, "before")
 	for ci, c := range cases {
 		t.Run(c.expected, func(t *testing.T) {
 			t.Parallel()
 			after := loadExpected(t, gen, c.expected)
-			refHome := copyFixtureHome(t, gen)
+			refHome := fixtureHome(t, gen)
 			start := time.Now()
-			if code, _, stderr := rbRunChild(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, c.args...)...); code != ExitOK {
+			if code, _, stderr := runChild(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, c.args...)...); code != ExitOK {
 				t.Fatalf("reference run: exit %d: %s", code, stderr)
 			}
 			full := time.Since(start)
 			compareDump(t, dumpHome(t, refHome), after)
 
-			_, _, runs := crashScale()
+			_, _, runs := scale()
 			var sawBefore, sawAfter, killed int
-			for i, delay := range crashDelays(runs, full+full/5, crashSeed+int64(ci)) {
-				home := copyFixtureHome(t, gen)
-				exited, code := crashKill(t, home, delay, c.args...)
+			for i, delay := range killDelays(runs, full+full/5, killSeed+int64(ci)) {
+				home := fixtureHome(t, gen)
+				exited, code := killChild(t, home, delay, c.args...)
 				if exited && code != ExitOK {
 					t.Fatalf("run %d: the unkilled child exited %d", i, code)
 				}
 				if !exited {
 					killed++
 				}
-				ccode, _, cerr := rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "check")
+				ccode, _, cerr := runChild(t, 0, "--home", home, "--now", fixtureNow, "check")
 				if ccode != ExitOK && ccode != ExitFindings {
 					t.Errorf("run %d (killed after %v): check exit %d: %s", i, delay, ccode, cerr)
 				}
-				rbAssertCleanStderr(t, "check", cerr)
-				rbIntegrityCheck(t, filepath.Join(home, "state.db"))
+				assertCleanStderr(t, "check", cerr)
+				assertIntegrity(t, filepath.Join(home, "state.db"))
 				got := dumpHome(t, home)
 				files, _ := got["sessions_files"].([]any)
 				for _, k := range c.skipKeys {
 					delete(got, k)
 				}
-				dBefore := diffDump(got, crashWithout(before, c.skipKeys))
-				dAfter := diffDump(got, crashWithout(after, c.skipKeys))
+				dBefore := diffDump(got, dumpWithout(before, c.skipKeys))
+				dAfter := diffDump(got, dumpWithout(after, c.skipKeys))
 				switch {
 				case len(dBefore) == 0:
 					sawBefore++
@@ -346,7 +346,7 @@ func TestCrashStateDBRepair(t *testing.T) {
 						i, delay, strings.Join(dBefore[:min(10, len(dBefore))], "\n"), strings.Join(dAfter[:min(10, len(dAfter))], "\n"))
 				}
 				if slices.Contains(c.skipKeys, "sessions_files") {
-					crashFilesBetween(t, fmt.Sprintf("run %d", i), files, before["sessions_files"], after["sessions_files"], len(dBefore) == 0 && len(dAfter) > 0)
+					filesBetween(t, fmt.Sprintf("run %d", i), files, before["sessions_files"], after["sessions_files"], len(dBefore) == 0 && len(dAfter) > 0)
 				}
 			}
 			t.Logf("%d runs (full run %v): %d killed, untouched %d, repaired %d", runs, full.Round(time.Millisecond), killed, sawBefore, sawAfter)
@@ -354,8 +354,8 @@ func TestCrashStateDBRepair(t *testing.T) {
 	}
 }
 
-// crashWithout returns a shallow copy of dump without keys.
-func crashWithout(dump map[string]any, keys []string) map[string]any {
+// dumpWithout returns a shallow copy of dump without keys.
+func dumpWithout(dump map[string]any, keys []string) map[string]any {
 	out := make(map[string]any, len(dump))
 	for k, v := range dump {
 		if !slices.Contains(keys, k) {
@@ -365,10 +365,10 @@ func crashWithout(dump map[string]any, keys []string) map[string]any {
 	return out
 }
 
-// crashFilesBetween checks that the transcript files left after a killed prune lie between the
+// filesBetween checks that the transcript files left after a killed prune lie between the
 // repaired set and the untouched set; an untouched database must keep every file (they are
 // removed only after the commit).
-func crashFilesBetween(t testing.TB, what string, got []any, before, after any, untouchedDB bool) {
+func filesBetween(t testing.TB, what string, got []any, before, after any, untouchedDB bool) {
 	t.Helper()
 	set := func(v any) map[string]bool {
 		m := map[string]bool{}
@@ -396,13 +396,13 @@ func crashFilesBetween(t testing.TB, what string, got []any, before, after any, 
 
 // Outcomes of a killed run, per store that the command changes.
 const (
-	crashUntouched   = "untouched"                                         // every store holds its before-image
-	crashApplied     = "applied"                                           // every store holds its after-image
-	crashMirrorAhead = "split: sessions.json mirror applied, state.db not" // the db-primary mirror was renamed in, the transaction never committed
+	killedUntouched   = "untouched"                                         // every store holds its before-image
+	killedApplied     = "applied"                                           // every store holds its after-image
+	killedMirrorAhead = "split: sessions.json mirror applied, state.db not" // the db-primary mirror was renamed in, the transaction never committed
 )
 
-// crashFaultGroup is one command on one fixture home, killed at each of its fault points.
-type crashFaultGroup struct {
+// faultGroup is one command on one fixture home, killed at each of its fault points.
+type faultGroup struct {
 	home     string            // "json-primary" or "db-primary": the first part of the case name
 	gen      string            // the fixture generation
 	name     string            // the command, the second part of the case name
@@ -411,54 +411,54 @@ type crashFaultGroup struct {
 	points   map[string]string // fault point → the outcome the kill must leave
 }
 
-// crashFaultGroups are the commands and the fault points on their write paths: a routing
+// faultGroups are the commands and the fault points on their write paths: a routing
 // rewrite on a json-primary home (sessions.json is the only store), the same on a db-primary
 // home (gateway_routing, with the mirror written inside the transaction), and the two state.db
 // repairs (journal written inside the transaction, transcripts stashed after the commit).
-func crashFaultGroups() []crashFaultGroup {
+func faultGroups() []faultGroup {
 	jsonPoints := map[string]string{
-		sessionsjson.FaultAfterTempWrite: crashUntouched,
-		sessionsjson.FaultAfterTempSync:  crashUntouched,
-		sessionsjson.FaultAfterRename:    crashApplied,
+		sessionsjson.FaultAfterTempWrite: killedUntouched,
+		sessionsjson.FaultAfterTempSync:  killedUntouched,
+		sessionsjson.FaultAfterRename:    killedApplied,
 	}
 	dbRoutingPoints := map[string]string{
-		sessionsjson.FaultAfterTempWrite: crashUntouched,
-		sessionsjson.FaultAfterTempSync:  crashUntouched,
-		sessionsjson.FaultAfterRename:    crashMirrorAhead,
-		statedb.FaultBeforeCommit:        crashMirrorAhead,
-		statedb.FaultAfterCommit:         crashApplied,
+		sessionsjson.FaultAfterTempWrite: killedUntouched,
+		sessionsjson.FaultAfterTempSync:  killedUntouched,
+		sessionsjson.FaultAfterRename:    killedMirrorAhead,
+		statedb.FaultBeforeCommit:        killedMirrorAhead,
+		statedb.FaultAfterCommit:         killedApplied,
 	}
 	repairPoints := map[string]string{
-		statedb.FaultBeforeCommit: crashUntouched,
-		statedb.FaultAfterCommit:  crashApplied,
+		statedb.FaultBeforeCommit: killedUntouched,
+		statedb.FaultAfterCommit:  killedApplied,
 	}
-	suspend := []string{"suspend", rbKey, "--apply"}
-	mark := []string{"resume", "mark", rbKey, "--apply"}
-	return []crashFaultGroup{
-		{"json-primary", rbGenJSON, "suspend", suspend, "suspend", jsonPoints},
-		{"json-primary", rbGenJSON, "resume-mark", mark, "resume-mark", jsonPoints},
-		{"db-primary", rbGenDB, "suspend", suspend, "suspend", dbRoutingPoints},
-		{"db-primary", rbGenDB, "resume-mark", mark, "resume-mark", dbRoutingPoints},
-		{"db-primary", rbGenDB, "finalize-orphans", []string{"finalize-orphans", "--apply"}, "finalize-orphans", repairPoints},
-		{"db-primary", rbGenDB, "prune-ghosts", []string{"prune-ghosts", "--apply"}, "prune-ghosts", repairPoints},
+	suspend := []string{"suspend", keyBoth, "--apply"}
+	mark := []string{"resume", "mark", keyBoth, "--apply"}
+	return []faultGroup{
+		{"json-primary", genJSON, "suspend", suspend, "suspend", jsonPoints},
+		{"json-primary", genJSON, "resume-mark", mark, "resume-mark", jsonPoints},
+		{"db-primary", genDB, "suspend", suspend, "suspend", dbRoutingPoints},
+		{"db-primary", genDB, "resume-mark", mark, "resume-mark", dbRoutingPoints},
+		{"db-primary", genDB, "finalize-orphans", []string{"finalize-orphans", "--apply"}, "finalize-orphans", repairPoints},
+		{"db-primary", genDB, "prune-ghosts", []string{"prune-ghosts", "--apply"}, "prune-ghosts", repairPoints},
 	}
 }
 
-// crashImage is what a home holds, split by store: sessions.json's bytes, the dump of
+// homeImage is what a home holds, split by store: sessions.json's bytes, the dump of
 // state.db (and the counts file) without what comes from sessions.json, and the transcript
 // files.
-type crashImage struct {
+type homeImage struct {
 	json  []byte
 	db    map[string]any
 	files []any
 }
 
-// crashImageOf reads home's image; state.db is first opened read-write and checked (PRAGMA
+// imageOf reads home's image; state.db is first opened read-write and checked (PRAGMA
 // integrity_check), which runs the recovery the next opener would.
-func crashImageOf(t testing.TB, home string) crashImage {
+func imageOf(t testing.TB, home string) homeImage {
 	t.Helper()
-	rbIntegrityCheck(t, filepath.Join(home, "state.db"))
-	data, err := os.ReadFile(rbSessionsJSON(home))
+	assertIntegrity(t, filepath.Join(home, "state.db"))
+	data, err := os.ReadFile(sessionsJSONPath(home))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,18 +468,18 @@ func crashImageOf(t testing.TB, home string) crashImage {
 	if dump["storage"] == "json-primary" {
 		drop = append(drop, "routing") // read from sessions.json
 	}
-	return crashImage{json: data, db: crashWithout(dump, drop), files: files}
+	return homeImage{json: data, db: dumpWithout(dump, drop), files: files}
 }
 
-// crashOutcome classifies got against the before and after images of a command, store by
+// killOutcome classifies got against the before and after images of a command, store by
 // store; a store holding neither image fails the test at once (a torn or half-applied store).
-func crashOutcome(t testing.TB, got, before, after crashImage) string {
+func killOutcome(t testing.TB, got, before, after homeImage) string {
 	t.Helper()
 	jsonChanges := !bytes.Equal(before.json, after.json)
 	dbChanges := len(diffDump(after.db, before.db)) > 0
 	jsonAfter := jsonChanges && bytes.Equal(got.json, after.json)
 	if !bytes.Equal(got.json, before.json) && !jsonAfter {
-		_, _, perr := fxDecodeOrderedObject(got.json)
+		_, _, perr := decodeOrderedObject(got.json)
 		t.Fatalf("sessions.json is neither the before- nor the after-image (%d bytes; parse error: %v)", len(got.json), perr)
 	}
 	dBefore, dAfter := diffDump(got.db, before.db), diffDump(got.db, after.db)
@@ -490,21 +490,21 @@ func crashOutcome(t testing.TB, got, before, after crashImage) string {
 	}
 	switch {
 	case jsonAfter == jsonChanges && dbAfter == dbChanges:
-		return crashApplied
+		return killedApplied
 	case !jsonAfter && !dbAfter:
-		return crashUntouched
+		return killedUntouched
 	case jsonAfter && !dbAfter:
-		return crashMirrorAhead
+		return killedMirrorAhead
 	}
 	return "split: state.db applied, sessions.json not"
 }
 
-// crashRunToFault runs args on home in a child process that SIGKILLs itself at point, and
+// runToFault runs args on home in a child process that SIGKILLs itself at point, and
 // fails unless the child died of SIGKILL (it cannot have been killed elsewhere: nothing else
 // signals it).
-func crashRunToFault(t testing.TB, home, point string, args []string) {
+func runToFault(t testing.TB, home, point string, args []string) {
 	t.Helper()
-	cmd := rbChildCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+	cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
 	cmd.Env = append(cmd.Env, sessionsjson.FaultPointEnv+"="+point)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -515,15 +515,15 @@ func crashRunToFault(t testing.TB, home, point string, args []string) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the child did not die at %s: %v\nstdout: %.2000s\nstderr: %s", point, cmd.ProcessState, stdout.String(), stderr.String())
 	}
-	rbAssertCleanStderr(t, "killed child", stderr.String())
+	assertCleanStderr(t, "killed child", stderr.String())
 }
 
-// crashNewTemps returns the .sessions_*.tmp files in home's sessions directory that are not
+// newTempFiles returns the .sessions_*.tmp files in home's sessions directory that are not
 // in before.
-func crashNewTemps(t testing.TB, home string, before []string) []string {
+func newTempFiles(t testing.TB, home string, before []string) []string {
 	t.Helper()
 	var out []string
-	for _, tmp := range rbTempFiles(t, filepath.Join(home, "sessions")) {
+	for _, tmp := range tempFiles(t, filepath.Join(home, "sessions")) {
 		if !slices.Contains(before, tmp) {
 			out = append(out, tmp)
 		}
@@ -548,53 +548,53 @@ func TestCrashFaultPoints(t *testing.T) {
 		t.Skip("crash tests skipped in -short mode")
 	}
 	t.Parallel()
-	for _, g := range crashFaultGroups() {
+	for _, g := range faultGroups() {
 		t.Run(g.home+"/"+g.name, func(t *testing.T) {
 			t.Parallel()
-			before := crashImageOf(t, copyFixtureHome(t, g.gen))
+			before := imageOf(t, fixtureHome(t, g.gen))
 			// The after-image: the same command, run to completion on a copy, with a fault
 			// point selected that does not exist (fault points are inert unless named).
-			refHome := copyFixtureHome(t, g.gen)
-			ref := rbChildCmd(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, g.args...)...)
+			refHome := fixtureHome(t, g.gen)
+			ref := childCmd(t, 0, append([]string{"--home", refHome, "--now", fixtureNow}, g.args...)...)
 			ref.Env = append(ref.Env, sessionsjson.FaultPointEnv+"=crash.no-such-point")
 			if out, err := ref.CombinedOutput(); err != nil {
 				t.Fatalf("reference run: %v\n%s", err, out)
 			}
 			refDump := dumpHome(t, refHome)
 			compareDump(t, refDump, loadExpected(t, g.gen, g.expected))
-			after := crashImageOf(t, refHome)
+			after := imageOf(t, refHome)
 			for point, want := range g.points {
 				t.Run(point, func(t *testing.T) {
 					t.Parallel()
-					crashFaultCase(t, g, point, want, before, after)
+					faultCase(t, g, point, want, before, after)
 				})
 			}
 		})
 	}
 }
 
-// crashFaultCase runs one (command, fault point) case of TestCrashFaultPoints.
-func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before, after crashImage) {
-	home := copyFixtureHome(t, g.gen)
-	sj := rbSessionsJSON(home)
+// faultCase runs one (command, fault point) case of TestCrashFaultPoints.
+func faultCase(t *testing.T, g faultGroup, point, want string, before, after homeImage) {
+	home := fixtureHome(t, g.gen)
+	sj := sessionsJSONPath(home)
 	fi, err := os.Stat(sj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mode := fi.Mode().Perm()
-	tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
+	tmpsBefore := tempFiles(t, filepath.Join(home, "sessions"))
 
-	crashRunToFault(t, home, point, g.args)
+	runToFault(t, home, point, g.args)
 
-	got := crashImageOf(t, home)
-	outcome := crashOutcome(t, got, before, after)
+	got := imageOf(t, home)
+	outcome := killOutcome(t, got, before, after)
 	if outcome != want {
 		t.Errorf("killed at %s: %s, want %s", point, outcome, want)
 	}
 	if fi, err := os.Stat(sj); err != nil || fi.Mode().Perm() != mode {
 		t.Errorf("sessions.json mode %v (%v), want %v", fi.Mode().Perm(), err, mode)
 	}
-	tmps := crashNewTemps(t, home, tmpsBefore)
+	tmps := newTempFiles(t, home, tmpsBefore)
 	if point == sessionsjson.FaultAfterTempWrite || point == sessionsjson.FaultAfterTempSync {
 		// the runtime leaves such a file too; check reports it
 		if len(tmps) != 1 {
@@ -607,27 +607,27 @@ func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before,
 		t.Errorf("killed at %s: temp files left: %v", point, tmps)
 	}
 	if g.name == "prune-ghosts" {
-		crashFilesBetween(t, point, got.files, before.files, after.files, outcome == crashUntouched)
+		filesBetween(t, point, got.files, before.files, after.files, outcome == killedUntouched)
 	}
 	js := journals(t, home)
 	if len(js) != 1 {
 		t.Fatalf("killed at %s: %d journals, want 1 (every fault point lies after the journal is written)", point, len(js))
 	}
 
-	code, stdout, stderr := rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "check")
+	code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "check")
 	if code != ExitOK && code != ExitFindings {
 		t.Errorf("check: exit %d: %s", code, stderr)
 	}
-	rbAssertCleanStderr(t, "check", stderr)
+	assertCleanStderr(t, "check", stderr)
 	if strings.Contains(stdout, "sessions-json.unreadable") || strings.Contains(stdout, "corrupt") {
 		t.Errorf("check reports a damaged store:\n%.2000s", stdout)
 	}
-	if outcome == crashMirrorAhead && !strings.Contains(stdout, "routing.mirror-differs") {
+	if outcome == killedMirrorAhead && !strings.Contains(stdout, "routing.mirror-differs") {
 		t.Errorf("check does not report the mirror ahead of gateway_routing:\n%.2000s", stdout)
 	}
 
-	code, stdout, stderr = rbRunChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
-	rbAssertCleanStderr(t, "undo", stderr)
+	code, stdout, stderr = runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
+	assertCleanStderr(t, "undo", stderr)
 	if code != ExitOK {
 		t.Fatalf("killed at %s (%s): undo: exit %d\nstdout: %.2000s\nstderr: %s", point, outcome, code, stdout, stderr)
 	}
@@ -636,11 +636,11 @@ func crashFaultCase(t *testing.T, g crashFaultGroup, point, want string, before,
 			t.Fatal(err)
 		}
 	}
-	crashSameImage(t, "after undo", crashImageOf(t, home), before)
+	assertSameImage(t, "after undo", imageOf(t, home), before)
 }
 
-// crashSameImage fails unless got equals want in every store.
-func crashSameImage(t testing.TB, what string, got, want crashImage) {
+// assertSameImage fails unless got equals want in every store.
+func assertSameImage(t testing.TB, what string, got, want homeImage) {
 	t.Helper()
 	if !bytes.Equal(got.json, want.json) {
 		t.Errorf("%s: sessions.json differs (%d bytes, want %d)", what, len(got.json), len(want.json))

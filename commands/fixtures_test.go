@@ -34,8 +34,8 @@ import (
 // working directory of `go test`.
 var fixturesRoot = filepath.Join("..", "testdata", "fixtures")
 
-// fxMaxReportedDiffs caps the number of differences compareDump reports.
-const fxMaxReportedDiffs = 30
+// maxReportedDiffs caps the number of differences compareDump reports.
+const maxReportedDiffs = 30
 
 // fixtureGenerations returns the sorted names of the generation directories under
 // testdata/fixtures, that is every directory that has a home/ subdirectory. It returns
@@ -59,42 +59,42 @@ func fixtureGenerations() []string {
 	return gens
 }
 
-// copyFixtureHome copies testdata/fixtures/<gen>/home into a fresh t.TempDir() and
+// fixtureHome copies testdata/fixtures/<gen>/home into a fresh t.TempDir() and
 // returns the path of the copy. Modes are kept with owner write (and, for
 // directories, owner search) added, modification times are kept, and stale SQLite
 // sidecars (any -shm, an empty -wal) are not copied. When the copy's state.db has a
 // gateway_routing table (v19+), the rows of the build scope are relocated to the
 // copy's resolved sessions directory, as the fixtures README prescribes.
-func copyFixtureHome(t testing.TB, gen string) string {
+func fixtureHome(t testing.TB, gen string) string {
 	t.Helper()
-	return copyFixtureHomeTo(t, gen, filepath.Join(t.TempDir(), "home"))
+	return fixtureHomeAt(t, gen, filepath.Join(t.TempDir(), "home"))
 }
 
-// fxFatal is the part of testing.TB (and of testscript.TestScript) the copy helpers need.
-type fxFatal interface {
+// fatalTB is the part of testing.TB (and of testscript.TestScript) the copy helpers need.
+type fatalTB interface {
 	Fatalf(format string, args ...any)
 }
 
-// copyFixtureHomeTo copies the fixture home of gen to dst (relocating v19+ routing rows)
+// fixtureHomeAt copies the fixture home of gen to dst (relocating v19+ routing rows)
 // and returns dst.
-func copyFixtureHomeTo(t fxFatal, gen, dst string) string {
+func fixtureHomeAt(t fatalTB, gen, dst string) string {
 	src := filepath.Join(fixturesRoot, gen, "home")
-	if err := fxCopyTree(src, dst); err != nil {
+	if err := copyTree(src, dst); err != nil {
 		t.Fatalf("copy fixture home %s: %v", gen, err)
 	}
 	dbPath := filepath.Join(dst, "state.db")
 	if _, err := os.Stat(dbPath); err != nil {
 		return dst
 	}
-	if err := fxRelocateRouting(dbPath, fxBuildScope(t, gen), fxResolvedSessionsDir(dst)); err != nil {
+	if err := relocateRouting(dbPath, buildScope(t, gen), resolvedSessionsDir(dst)); err != nil {
 		t.Fatalf("relocate routing of %s: %v", gen, err)
 	}
 	return dst
 }
 
-// fxCopyTree copies the directory tree src to dst (which must not exist), in the manner
-// of `cp -a`, with the mode and sidecar adjustments described at copyFixtureHome.
-func fxCopyTree(src, dst string) error {
+// copyTree copies the directory tree src to dst (which must not exist), in the manner
+// of `cp -a`, with the mode and sidecar adjustments described at fixtureHome.
+func copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -117,23 +117,23 @@ func fxCopyTree(src, dst string) error {
 				return err
 			}
 			return os.Symlink(link, target)
-		case fxSkipSidecar(d.Name(), info.Size()):
+		case skipSidecar(d.Name(), info.Size()):
 			return nil
 		default:
-			return fxCopyFile(path, target, info)
+			return copyFile(path, target, info)
 		}
 	})
 }
 
-// fxSkipSidecar reports whether a file is a stale SQLite sidecar not worth copying: a
+// skipSidecar reports whether a file is a stale SQLite sidecar not worth copying: a
 // shared-memory index (always rebuilt) or an empty write-ahead log.
-func fxSkipSidecar(name string, size int64) bool {
+func skipSidecar(name string, size int64) bool {
 	return strings.HasSuffix(name, "-shm") || (strings.HasSuffix(name, "-wal") && size == 0)
 }
 
-// fxCopyFile copies one regular file, keeping its permission bits plus owner write and
+// copyFile copies one regular file, keeping its permission bits plus owner write and
 // its modification time.
-func fxCopyFile(src, dst string, info fs.FileInfo) error {
+func copyFile(src, dst string, info fs.FileInfo) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -153,9 +153,9 @@ func fxCopyFile(src, dst string, info fs.FileInfo) error {
 	return os.Chtimes(dst, info.ModTime(), info.ModTime())
 }
 
-// fxBuildScope returns the gateway_routing scope the fixture of gen was built with:
+// buildScope returns the gateway_routing scope the fixture of gen was built with:
 // manifest.json "build_scope", else the README's /home/hermes/fixtures/<gen>/home/sessions.
-func fxBuildScope(t fxFatal, gen string) string {
+func buildScope(t fatalTB, gen string) string {
 	fallback := "/home/hermes/fixtures/" + gen + "/home/sessions"
 	data, err := os.ReadFile(filepath.Join(fixturesRoot, gen, "manifest.json"))
 	if err != nil {
@@ -173,10 +173,10 @@ func fxBuildScope(t fxFatal, gen string) string {
 	return m.BuildScope
 }
 
-// fxResolvedSessionsDir returns the absolute, symlink-resolved sessions/ of home, which is
+// resolvedSessionsDir returns the absolute, symlink-resolved sessions/ of home, which is
 // the gateway_routing scope the runtime uses for that home. When sessions/ cannot be
 // resolved (it does not exist) the cleaned absolute path is returned.
-func fxResolvedSessionsDir(home string) string {
+func resolvedSessionsDir(home string) string {
 	abs, err := filepath.Abs(filepath.Join(home, "sessions"))
 	if err != nil {
 		abs = filepath.Join(home, "sessions")
@@ -187,9 +187,9 @@ func fxResolvedSessionsDir(home string) string {
 	return filepath.Clean(abs)
 }
 
-// fxSqliteURI returns a file: URI for the database at path with the given SQLite open mode
+// sqliteURI returns a file: URI for the database at path with the given SQLite open mode
 // ("ro" or "rw"), escaping the path.
-func fxSqliteURI(path, mode string) string {
+func sqliteURI(path, mode string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
@@ -198,17 +198,17 @@ func fxSqliteURI(path, mode string) string {
 	return u.String()
 }
 
-// fxRelocateRouting moves the gateway_routing rows of scope oldScope to newScope, if the
+// relocateRouting moves the gateway_routing rows of scope oldScope to newScope, if the
 // table exists, then checkpoints and truncates the WAL and closes the database. It fails
 // when the table has rows but none at oldScope, which means the fixture moved.
-func fxRelocateRouting(dbPath, oldScope, newScope string) (err error) {
-	db, err := sql.Open("sqlite", fxSqliteURI(dbPath, "rw"))
+func relocateRouting(dbPath, oldScope, newScope string) (err error) {
+	db, err := sql.Open("sqlite", sqliteURI(dbPath, "rw"))
 	if err != nil {
 		return err
 	}
 	db.SetMaxOpenConns(1)
 	defer func() { err = errors.Join(err, db.Close()) }()
-	ok, err := fxTableExists(db, "gateway_routing")
+	ok, err := tableExists(db, "gateway_routing")
 	if err != nil || !ok {
 		return err
 	}
@@ -231,8 +231,8 @@ func fxRelocateRouting(dbPath, oldScope, newScope string) (err error) {
 	return err
 }
 
-// fxTableExists reports whether db has a table called name.
-func fxTableExists(db *sql.DB, name string) (bool, error) {
+// tableExists reports whether db has a table called name.
+func tableExists(db *sql.DB, name string) (bool, error) {
 	var n int
 	err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n)
 	return n > 0, err
@@ -243,12 +243,12 @@ func fxTableExists(db *sql.DB, name string) (bool, error) {
 // map[string]any, the same shapes loadExpected returns. state.db is opened read-only.
 func dumpHome(t testing.TB, home string) map[string]any {
 	t.Helper()
-	db, err := sql.Open("sqlite", fxSqliteURI(filepath.Join(home, "state.db"), "ro"))
+	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "ro"))
 	if err != nil {
 		t.Fatalf("open state.db: %v", err)
 	}
 	defer db.Close()
-	d := &fxDumper{t: t, db: db, home: home, out: map[string]any{}}
+	d := &dumper{t: t, db: db, home: home, out: map[string]any{}}
 	d.dumpSchema()
 	d.dumpRouting()
 	d.dumpSessions()
@@ -257,11 +257,11 @@ func dumpHome(t testing.TB, home string) map[string]any {
 	d.dumpCompressionLocks()
 	d.dumpRestartFailureCounts()
 	d.dumpSessionsFiles()
-	return fxCanonicalJSON(t, d.out)
+	return canonicalJSON(t, d.out)
 }
 
-// fxDumper holds the state of one dumpHome call.
-type fxDumper struct {
+// dumper holds the state of one dumpHome call.
+type dumper struct {
 	t    testing.TB
 	db   *sql.DB
 	home string
@@ -269,15 +269,15 @@ type fxDumper struct {
 }
 
 // fatal stops the test with a dump error.
-func (d *fxDumper) fatal(what string, err error) {
+func (d *dumper) fatal(what string, err error) {
 	d.t.Helper()
 	d.t.Fatalf("dump %s: %s: %v", d.home, what, err)
 }
 
 // has reports whether state.db has the table name.
-func (d *fxDumper) has(name string) bool {
+func (d *dumper) has(name string) bool {
 	d.t.Helper()
-	ok, err := fxTableExists(d.db, name)
+	ok, err := tableExists(d.db, name)
 	if err != nil {
 		d.fatal("look up table "+name, err)
 	}
@@ -285,7 +285,7 @@ func (d *fxDumper) has(name string) bool {
 }
 
 // dumpSchema fills schema_version and storage.
-func (d *fxDumper) dumpSchema() {
+func (d *dumper) dumpSchema() {
 	var v any
 	if err := d.db.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil {
 		d.fatal("schema_version", err)
@@ -299,7 +299,7 @@ func (d *fxDumper) dumpSchema() {
 
 // dumpRouting fills routing, sessions_json and, for db-primary homes, routing_mirror
 // and routing_foreign_scopes.
-func (d *fxDumper) dumpRouting() {
+func (d *dumper) dumpRouting() {
 	keys, values, present := d.readSessionsJSON()
 	entries := map[string]any{}
 	underscore := map[string]any{}
@@ -307,7 +307,7 @@ func (d *fxDumper) dumpRouting() {
 		if strings.HasPrefix(k, "_") {
 			underscore[k] = values[k]
 		} else {
-			entries[k] = fxNormaliseEntry(values[k])
+			entries[k] = normaliseEntry(values[k])
 		}
 	}
 	var firstKey any
@@ -325,7 +325,7 @@ func (d *fxDumper) dumpRouting() {
 
 // readSessionsJSON returns the top-level keys of sessions/sessions.json in file order,
 // their values, and whether the file exists.
-func (d *fxDumper) readSessionsJSON() ([]string, map[string]any, bool) {
+func (d *dumper) readSessionsJSON() ([]string, map[string]any, bool) {
 	data, err := os.ReadFile(filepath.Join(d.home, "sessions", "sessions.json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, map[string]any{}, false
@@ -333,7 +333,7 @@ func (d *fxDumper) readSessionsJSON() ([]string, map[string]any, bool) {
 	if err != nil {
 		d.fatal("read sessions.json", err)
 	}
-	keys, values, err := fxDecodeOrderedObject(data)
+	keys, values, err := decodeOrderedObject(data)
 	if err != nil {
 		d.fatal("parse sessions.json", err)
 	}
@@ -342,8 +342,8 @@ func (d *fxDumper) readSessionsJSON() ([]string, map[string]any, bool) {
 
 // dumpGatewayRouting fills routing (rows of this home's scope) and routing_foreign_scopes
 // (all other scopes) from the gateway_routing table; updated_at is not dumped.
-func (d *fxDumper) dumpGatewayRouting() {
-	scope := fxResolvedSessionsDir(d.home)
+func (d *dumper) dumpGatewayRouting() {
+	scope := resolvedSessionsDir(d.home)
 	own := map[string]any{}
 	foreign := map[string]any{}
 	rows, err := d.db.Query(`SELECT scope, session_key, entry_json FROM gateway_routing`)
@@ -356,7 +356,7 @@ func (d *fxDumper) dumpGatewayRouting() {
 		if err := rows.Scan(&rowScope, &key, &entryJSON); err != nil {
 			d.fatal("gateway_routing row", err)
 		}
-		entry, err := fxDecodeJSON([]byte(entryJSON))
+		entry, err := decodeJSON([]byte(entryJSON))
 		if err != nil {
 			d.fatal("entry_json of "+key, err)
 		}
@@ -367,7 +367,7 @@ func (d *fxDumper) dumpGatewayRouting() {
 			}
 			target = foreign[rowScope].(map[string]any)
 		}
-		target[key] = fxNormaliseEntry(entry)
+		target[key] = normaliseEntry(entry)
 	}
 	if err := rows.Err(); err != nil {
 		d.fatal("gateway_routing rows", err)
@@ -378,7 +378,7 @@ func (d *fxDumper) dumpGatewayRouting() {
 
 // dumpSessions fills sessions from the sessions table; api_call_count only when the
 // column exists.
-func (d *fxDumper) dumpSessions() {
+func (d *dumper) dumpSessions() {
 	cols := []string{"source", "parent_session_id", "started_at", "ended_at", "end_reason", "title"}
 	if d.hasColumn("sessions", "api_call_count") {
 		cols = append(cols, "api_call_count")
@@ -388,7 +388,7 @@ func (d *fxDumper) dumpSessions() {
 }
 
 // hasColumn reports whether table has the column col.
-func (d *fxDumper) hasColumn(table, col string) bool {
+func (d *dumper) hasColumn(table, col string) bool {
 	rows, err := d.db.Query(`SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		d.fatal("table_info "+table, err)
@@ -410,7 +410,7 @@ func (d *fxDumper) hasColumn(table, col string) bool {
 
 // queryKeyed runs query, whose first column is a text key and whose other columns are
 // named cols, and returns {key: {col: value}} with REAL values rounded to 6 decimals.
-func (d *fxDumper) queryKeyed(query string, cols []string) map[string]any {
+func (d *dumper) queryKeyed(query string, cols []string) map[string]any {
 	rows, err := d.db.Query(query)
 	if err != nil {
 		d.fatal(query, err)
@@ -429,7 +429,7 @@ func (d *fxDumper) queryKeyed(query string, cols []string) map[string]any {
 		}
 		rec := map[string]any{}
 		for i, c := range cols {
-			rec[c] = fxDbValue(vals[i])
+			rec[c] = dbValue(vals[i])
 		}
 		out[key] = rec
 	}
@@ -441,7 +441,7 @@ func (d *fxDumper) queryKeyed(query string, cols []string) map[string]any {
 
 // queryPairs runs query, which returns (text key, value) rows, and returns {key: value}
 // with REAL values rounded to 6 decimals.
-func (d *fxDumper) queryPairs(query string) map[string]any {
+func (d *dumper) queryPairs(query string) map[string]any {
 	rows, err := d.db.Query(query)
 	if err != nil {
 		d.fatal(query, err)
@@ -454,7 +454,7 @@ func (d *fxDumper) queryPairs(query string) map[string]any {
 		if err := rows.Scan(&key, &val); err != nil {
 			d.fatal(query, err)
 		}
-		out[key] = fxDbValue(val)
+		out[key] = dbValue(val)
 	}
 	if err := rows.Err(); err != nil {
 		d.fatal(query, err)
@@ -462,9 +462,9 @@ func (d *fxDumper) queryPairs(query string) map[string]any {
 	return out
 }
 
-// fxDbValue converts a scanned SQLite value for the dump: BLOB bytes become a string and
+// dbValue converts a scanned SQLite value for the dump: BLOB bytes become a string and
 // REAL values are rounded to 6 decimals as Python's round(x, 6) does.
-func fxDbValue(v any) any {
+func dbValue(v any) any {
 	switch x := v.(type) {
 	case []byte:
 		return string(x)
@@ -477,12 +477,12 @@ func fxDbValue(v any) any {
 }
 
 // dumpMessageCounts fills message_counts: messages rows per session id.
-func (d *fxDumper) dumpMessageCounts() {
+func (d *dumper) dumpMessageCounts() {
 	d.out["message_counts"] = d.queryPairs(`SELECT session_id, COUNT(*) FROM messages GROUP BY session_id`)
 }
 
 // dumpStateMeta fills state_meta, null when the table does not exist.
-func (d *fxDumper) dumpStateMeta() {
+func (d *dumper) dumpStateMeta() {
 	d.out["state_meta"] = nil
 	if d.has("state_meta") {
 		d.out["state_meta"] = d.queryPairs(`SELECT key, value FROM state_meta`)
@@ -490,7 +490,7 @@ func (d *fxDumper) dumpStateMeta() {
 }
 
 // dumpCompressionLocks fills compression_locks, null when the table does not exist.
-func (d *fxDumper) dumpCompressionLocks() {
+func (d *dumper) dumpCompressionLocks() {
 	d.out["compression_locks"] = nil
 	if d.has("compression_locks") {
 		cols := []string{"holder", "acquired_at", "expires_at"}
@@ -501,7 +501,7 @@ func (d *fxDumper) dumpCompressionLocks() {
 
 // dumpRestartFailureCounts fills restart_failure_counts with the parsed
 // .restart_failure_counts, null when the file is absent.
-func (d *fxDumper) dumpRestartFailureCounts() {
+func (d *dumper) dumpRestartFailureCounts() {
 	d.out["restart_failure_counts"] = nil
 	data, err := os.ReadFile(filepath.Join(d.home, ".restart_failure_counts"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -510,7 +510,7 @@ func (d *fxDumper) dumpRestartFailureCounts() {
 	if err != nil {
 		d.fatal("read .restart_failure_counts", err)
 	}
-	v, err := fxDecodeJSON(data)
+	v, err := decodeJSON(data)
 	if err != nil {
 		d.fatal("parse .restart_failure_counts", err)
 	}
@@ -519,7 +519,7 @@ func (d *fxDumper) dumpRestartFailureCounts() {
 
 // dumpSessionsFiles fills sessions_files: the sorted slash-separated paths, relative to
 // sessions/, of every file (or symlink to a file) under sessions/.
-func (d *fxDumper) dumpSessionsFiles() {
+func (d *dumper) dumpSessionsFiles() {
 	root := filepath.Join(d.home, "sessions")
 	files := []string{}
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
@@ -543,8 +543,8 @@ func (d *fxDumper) dumpSessionsFiles() {
 	d.out["sessions_files"] = files
 }
 
-// fxDecodeJSON decodes one JSON value, keeping numbers as json.Number.
-func fxDecodeJSON(data []byte) (any, error) {
+// decodeJSON decodes one JSON value, keeping numbers as json.Number.
+func decodeJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -557,10 +557,10 @@ func fxDecodeJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// fxDecodeOrderedObject decodes a JSON object, returning its keys in file order (the last
+// decodeOrderedObject decodes a JSON object, returning its keys in file order (the last
 // occurrence of a duplicate wins, at the position of the first, as in Python) and its
 // values with numbers as json.Number.
-func fxDecodeOrderedObject(data []byte) ([]string, map[string]any, error) {
+func decodeOrderedObject(data []byte) ([]string, map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -589,25 +589,25 @@ func fxDecodeOrderedObject(data []byte) ([]string, map[string]any, error) {
 	return keys, values, nil
 }
 
-// fxCanonicalJSON round-trips v through encoding/json so that a dump has exactly the
+// canonicalJSON round-trips v through encoding/json so that a dump has exactly the
 // value types a decoded expected file has.
-func fxCanonicalJSON(t testing.TB, v map[string]any) map[string]any {
+func canonicalJSON(t testing.TB, v map[string]any) map[string]any {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("encode dump: %v", err)
 	}
-	out, err := fxDecodeJSON(data)
+	out, err := decodeJSON(data)
 	if err != nil {
 		t.Fatalf("decode dump: %v", err)
 	}
 	return out.(map[string]any)
 }
 
-// fxNormaliseEntry applies the README entry normalisation to a routing entry: each
-// top-level string field whose name ends in "_at" is rewritten by fxNormaliseTimestamp.
+// normaliseEntry applies the README entry normalisation to a routing entry: each
+// top-level string field whose name ends in "_at" is rewritten by normaliseTimestamp.
 // Nested objects (origin) are kept as parsed; no fixture has a nested "_at" field.
-func fxNormaliseEntry(entry any) any {
+func normaliseEntry(entry any) any {
 	m, ok := entry.(map[string]any)
 	if !ok {
 		return entry
@@ -615,7 +615,7 @@ func fxNormaliseEntry(entry any) any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		if s, isStr := v.(string); isStr && strings.HasSuffix(k, "_at") {
-			v = fxNormaliseTimestamp(s)
+			v = normaliseTimestamp(s)
 		}
 		out[k] = v
 	}
@@ -626,18 +626,18 @@ func fxNormaliseEntry(entry any) any {
 // dates such as 2026-W28-4 excepted: they come out UNPARSEABLE): a date, optionally followed by any one separator character and a
 // time, itself optionally followed by a UTC offset.
 var (
-	fxIsoDateExt   = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})$`)
-	fxIsoDateBasic = regexp.MustCompile(`^(\d{4})(\d{2})(\d{2})$`)
-	fxIsoTimeExt   = regexp.MustCompile(`^(\d{2})(?::(\d{2})(?::(\d{2}))?)?(?:[.,](\d+))?$`)
-	fxIsoTimeBasic = regexp.MustCompile(`^(\d{2})(?:(\d{2})(\d{2})?)?(?:[.,](\d+))?$`)
-	fxIsoOffset    = regexp.MustCompile(`^[+-](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?$`)
+	isoDateExt   = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})$`)
+	isoDateBasic = regexp.MustCompile(`^(\d{4})(\d{2})(\d{2})$`)
+	isoTimeExt   = regexp.MustCompile(`^(\d{2})(?::(\d{2})(?::(\d{2}))?)?(?:[.,](\d+))?$`)
+	isoTimeBasic = regexp.MustCompile(`^(\d{2})(?:(\d{2})(\d{2})?)?(?:[.,](\d+))?$`)
+	isoOffset    = regexp.MustCompile(`^[+-](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?$`)
 )
 
-// fxNormaliseTimestamp rewrites raw as Python's
+// normaliseTimestamp rewrites raw as Python's
 // datetime.fromisoformat(raw).strftime("%Y-%m-%dT%H:%M:%S.%f") would for a naive value;
 // an aware value gives "AWARE:<raw>" and an unparseable one "UNPARSEABLE:<raw>".
-func fxNormaliseTimestamp(raw string) string {
-	ts, aware, ok := fxParseISO(raw)
+func normaliseTimestamp(raw string) string {
+	ts, aware, ok := parseISO(raw)
 	switch {
 	case !ok:
 		return "UNPARSEABLE:" + raw
@@ -648,18 +648,18 @@ func fxNormaliseTimestamp(raw string) string {
 	}
 }
 
-// fxParseISO parses raw like datetime.fromisoformat, returning the wall time, whether an
+// parseISO parses raw like datetime.fromisoformat, returning the wall time, whether an
 // offset was given, and whether raw parsed.
-func fxParseISO(raw string) (time.Time, bool, bool) {
+func parseISO(raw string) (time.Time, bool, bool) {
 	datePart, rest := raw, ""
 	if len(raw) >= 10 && raw[4] == '-' {
 		datePart, rest = raw[:10], raw[10:]
 	} else if len(raw) >= 8 {
 		datePart, rest = raw[:8], raw[8:]
 	}
-	m := fxIsoDateExt.FindStringSubmatch(datePart)
+	m := isoDateExt.FindStringSubmatch(datePart)
 	if m == nil {
-		m = fxIsoDateBasic.FindStringSubmatch(datePart)
+		m = isoDateBasic.FindStringSubmatch(datePart)
 	}
 	if m == nil {
 		return time.Time{}, false, false
@@ -669,46 +669,46 @@ func fxParseISO(raw string) (time.Time, bool, bool) {
 	if rest != "" {
 		_, size := utf8.DecodeRuneInString(rest)
 		var ok bool
-		if clock, aware, ok = fxParseISOTime(rest[size:]); !ok {
+		if clock, aware, ok = parseISOTime(rest[size:]); !ok {
 			return time.Time{}, false, false
 		}
 	}
-	ts, ok := fxBuildTime(fxAtoi(m[1]), fxAtoi(m[2]), fxAtoi(m[3]), clock)
+	ts, ok := buildTime(atoi(m[1]), atoi(m[2]), atoi(m[3]), clock)
 	return ts, aware, ok
 }
 
-// fxParseISOTime parses the time part (after the separator) into hour, minute, second and
+// parseISOTime parses the time part (after the separator) into hour, minute, second and
 // microsecond, reporting whether a valid UTC offset followed.
-func fxParseISOTime(s string) ([4]int, bool, bool) {
+func parseISOTime(s string) ([4]int, bool, bool) {
 	var clock [4]int
 	timePart, offset := s, ""
 	if i := strings.IndexAny(s, "+-Z"); i >= 0 {
 		timePart, offset = s[:i], s[i:]
 	}
-	m := fxIsoTimeExt.FindStringSubmatch(timePart)
+	m := isoTimeExt.FindStringSubmatch(timePart)
 	if m == nil {
-		m = fxIsoTimeBasic.FindStringSubmatch(timePart)
+		m = isoTimeBasic.FindStringSubmatch(timePart)
 	}
-	if m == nil || (offset != "" && !fxValidOffset(offset)) {
+	if m == nil || (offset != "" && !validOffset(offset)) {
 		return clock, false, false
 	}
-	clock = [4]int{fxAtoi(m[1]), fxAtoi(m[2]), fxAtoi(m[3]), fxMicros(m[4])}
+	clock = [4]int{atoi(m[1]), atoi(m[2]), atoi(m[3]), fracMicros(m[4])}
 	return clock, offset != "", true
 }
 
-// fxValidOffset reports whether s is a UTC offset fromisoformat accepts: Z or ±HH[:MM[:SS[.f]]]
+// validOffset reports whether s is a UTC offset fromisoformat accepts: Z or ±HH[:MM[:SS[.f]]]
 // strictly less than 24 hours.
-func fxValidOffset(s string) bool {
+func validOffset(s string) bool {
 	if s == "Z" {
 		return true
 	}
-	m := fxIsoOffset.FindStringSubmatch(s)
-	return m != nil && fxAtoi(m[1]) < 24 && fxAtoi(m[2]) < 60 && fxAtoi(m[3]) < 60
+	m := isoOffset.FindStringSubmatch(s)
+	return m != nil && atoi(m[1]) < 24 && atoi(m[2]) < 60 && atoi(m[3]) < 60
 }
 
-// fxBuildTime validates the fields and returns the naive wall time as a UTC time.Time,
+// buildTime validates the fields and returns the naive wall time as a UTC time.Time,
 // reporting whether every field was in range.
-func fxBuildTime(year, month, day int, clock [4]int) (time.Time, bool) {
+func buildTime(year, month, day int, clock [4]int) (time.Time, bool) {
 	h, mi, s, us := clock[0], clock[1], clock[2], clock[3]
 	if year < 1 || h > 23 || mi > 59 || s > 59 {
 		return time.Time{}, false
@@ -720,28 +720,28 @@ func fxBuildTime(year, month, day int, clock [4]int) (time.Time, bool) {
 	return ts, true
 }
 
-// fxMicros converts fraction digits to microseconds, truncating beyond 6 digits.
-func fxMicros(frac string) int {
+// fracMicros converts fraction digits to microseconds, truncating beyond 6 digits.
+func fracMicros(frac string) int {
 	if frac == "" {
 		return 0
 	}
 	frac = (frac + "000000")[:6]
-	return fxAtoi(frac)
+	return atoi(frac)
 }
 
-// fxAtoi converts a string of ASCII digits (or "") to an int.
-func fxAtoi(s string) int {
+// atoi converts a string of ASCII digits (or "") to an int.
+func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
 
 // compareDump reports, via t.Errorf, every difference between a dump got and an expected
-// dump want (at most fxMaxReportedDiffs lines, then a count of the rest).
+// dump want (at most maxReportedDiffs lines, then a count of the rest).
 func compareDump(t testing.TB, got, want map[string]any) {
 	t.Helper()
 	diffs := diffDump(got, want)
 	for i, d := range diffs {
-		if i == fxMaxReportedDiffs {
+		if i == maxReportedDiffs {
 			t.Errorf("... and %d more differences", len(diffs)-i)
 			return
 		}
@@ -755,31 +755,31 @@ func compareDump(t testing.TB, got, want map[string]any) {
 // "path/to/field: got X want Y", with <absent> for a missing key.
 func diffDump(got, want map[string]any) []string {
 	var diffs []string
-	fxDiffValue("", got, want, &diffs)
+	diffValue("", got, want, &diffs)
 	return diffs
 }
 
-// fxDiffValue appends the differences between got and want at path to diffs.
-func fxDiffValue(path string, got, want any, diffs *[]string) {
+// diffValue appends the differences between got and want at path to diffs.
+func diffValue(path string, got, want any, diffs *[]string) {
 	gm, gIsMap := got.(map[string]any)
 	wm, wIsMap := want.(map[string]any)
 	if gIsMap && wIsMap {
-		fxDiffMap(path, gm, wm, diffs)
+		diffMap(path, gm, wm, diffs)
 		return
 	}
-	gl, gIsList := fxAsList(got)
-	wl, wIsList := fxAsList(want)
+	gl, gIsList := asList(got)
+	wl, wIsList := asList(want)
 	if gIsList && wIsList {
-		fxDiffList(path, gl, wl, diffs)
+		diffList(path, gl, wl, diffs)
 		return
 	}
-	if !fxScalarEqual(got, want) {
-		*diffs = append(*diffs, fmt.Sprintf("%s: got %s want %s", fxPathOrRoot(path), fxShow(got), fxShow(want)))
+	if !scalarEqual(got, want) {
+		*diffs = append(*diffs, fmt.Sprintf("%s: got %s want %s", pathOrRoot(path), showValueForDiff(got), showValueForDiff(want)))
 	}
 }
 
-// fxDiffMap compares two maps key by key, in sorted key order.
-func fxDiffMap(path string, got, want map[string]any, diffs *[]string) {
+// diffMap compares two maps key by key, in sorted key order.
+func diffMap(path string, got, want map[string]any, diffs *[]string) {
 	keys := make([]string, 0, len(got)+len(want))
 	for k := range got {
 		keys = append(keys, k)
@@ -793,35 +793,35 @@ func fxDiffMap(path string, got, want map[string]any, diffs *[]string) {
 	for _, k := range keys {
 		g, inGot := got[k]
 		w, inWant := want[k]
-		p := fxJoinPath(path, k)
+		p := joinPath(path, k)
 		switch {
 		case !inGot:
-			*diffs = append(*diffs, fmt.Sprintf("%s: got <absent> want %s", p, fxShow(w)))
+			*diffs = append(*diffs, fmt.Sprintf("%s: got <absent> want %s", p, showValueForDiff(w)))
 		case !inWant:
-			*diffs = append(*diffs, fmt.Sprintf("%s: got %s want <absent>", p, fxShow(g)))
+			*diffs = append(*diffs, fmt.Sprintf("%s: got %s want <absent>", p, showValueForDiff(g)))
 		default:
-			fxDiffValue(p, g, w, diffs)
+			diffValue(p, g, w, diffs)
 		}
 	}
 }
 
-// fxDiffList compares two lists element by element, then reports a length mismatch.
-func fxDiffList(path string, got, want []any, diffs *[]string) {
+// diffList compares two lists element by element, then reports a length mismatch.
+func diffList(path string, got, want []any, diffs *[]string) {
 	for i := 0; i < len(got) || i < len(want); i++ {
-		p := fxJoinPath(path, strconv.Itoa(i))
+		p := joinPath(path, strconv.Itoa(i))
 		switch {
 		case i >= len(got):
-			*diffs = append(*diffs, fmt.Sprintf("%s: got <absent> want %s", p, fxShow(want[i])))
+			*diffs = append(*diffs, fmt.Sprintf("%s: got <absent> want %s", p, showValueForDiff(want[i])))
 		case i >= len(want):
-			*diffs = append(*diffs, fmt.Sprintf("%s: got %s want <absent>", p, fxShow(got[i])))
+			*diffs = append(*diffs, fmt.Sprintf("%s: got %s want <absent>", p, showValueForDiff(got[i])))
 		default:
-			fxDiffValue(p, got[i], want[i], diffs)
+			diffValue(p, got[i], want[i], diffs)
 		}
 	}
 }
 
-// fxAsList returns v as []any when it is a list ([]any or []string).
-func fxAsList(v any) ([]any, bool) {
+// asList returns v as []any when it is a list ([]any or []string).
+func asList(v any) ([]any, bool) {
 	switch x := v.(type) {
 	case []any:
 		return x, true
@@ -835,13 +835,13 @@ func fxAsList(v any) ([]any, bool) {
 	return nil, false
 }
 
-// fxScalarEqual compares two non-container values: numbers numerically, everything else
+// scalarEqual compares two non-container values: numbers numerically, everything else
 // (nil, bool, string) by type and value.
-func fxScalarEqual(got, want any) bool {
-	gn, gIsNum := fxNumberOf(got)
-	wn, wIsNum := fxNumberOf(want)
+func scalarEqual(got, want any) bool {
+	gn, gIsNum := numberOf(got)
+	wn, wIsNum := numberOf(want)
 	if gIsNum || wIsNum {
-		return gIsNum && wIsNum && fxNumbersEqual(gn, wn)
+		return gIsNum && wIsNum && numbersEqual(gn, wn)
 	}
 	switch got.(type) {
 	case nil, bool, string:
@@ -850,8 +850,8 @@ func fxScalarEqual(got, want any) bool {
 	return false
 }
 
-// fxNumberOf returns v as a JSON number literal when it is a number.
-func fxNumberOf(v any) (json.Number, bool) {
+// numberOf returns v as a JSON number literal when it is a number.
+func numberOf(v any) (json.Number, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		return x, true
@@ -865,8 +865,8 @@ func fxNumberOf(v any) (json.Number, bool) {
 	return "", false
 }
 
-// fxNumbersEqual compares two JSON numbers: exactly when both are integers, else as float64.
-func fxNumbersEqual(a, b json.Number) bool {
+// numbersEqual compares two JSON numbers: exactly when both are integers, else as float64.
+func numbersEqual(a, b json.Number) bool {
 	ai, aok := new(big.Int).SetString(string(a), 10)
 	bi, bok := new(big.Int).SetString(string(b), 10)
 	if aok && bok {
@@ -877,24 +877,24 @@ func fxNumbersEqual(a, b json.Number) bool {
 	return aerr == nil && berr == nil && af == bf
 }
 
-// fxJoinPath appends a key to a diff path.
-func fxJoinPath(path, key string) string {
+// joinPath appends a key to a diff path.
+func joinPath(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "/" + key
 }
 
-// fxPathOrRoot names the root of a dump in a diff line.
-func fxPathOrRoot(path string) string {
+// pathOrRoot names the root of a dump in a diff line.
+func pathOrRoot(path string) string {
 	if path == "" {
 		return "<root>"
 	}
 	return path
 }
 
-// fxShow renders a value for a diff line as compact JSON, shortened when long.
-func fxShow(v any) string {
+// showValueForDiff renders a value for a diff line as compact JSON, shortened when long.
+func showValueForDiff(v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
@@ -913,7 +913,7 @@ func loadExpected(t testing.TB, gen, name string) map[string]any {
 	if err != nil {
 		t.Fatalf("read expected %s/%s: %v", gen, name, err)
 	}
-	v, err := fxDecodeJSON(data)
+	v, err := decodeJSON(data)
 	if err != nil {
 		t.Fatalf("parse expected %s/%s: %v", gen, name, err)
 	}
@@ -966,8 +966,8 @@ func loadCases(t testing.TB, gen string) []fixtureCase {
 	return cases
 }
 
-// fxRequireGenerations returns fixtureGenerations, failing the test when there are none.
-func fxRequireGenerations(t testing.TB) []string {
+// requireGenerations returns fixtureGenerations, failing the test when there are none.
+func requireGenerations(t testing.TB) []string {
 	t.Helper()
 	gens := fixtureGenerations()
 	if len(gens) == 0 {
@@ -979,9 +979,9 @@ func fxRequireGenerations(t testing.TB) []string {
 // TestFixtureDumpMatchesBefore proves the harness: the dump of an untouched (copied and
 // relocated) fixture home equals its expected/before.json in every generation.
 func TestFixtureDumpMatchesBefore(t *testing.T) {
-	for _, gen := range fxRequireGenerations(t) {
+	for _, gen := range requireGenerations(t) {
 		t.Run(gen, func(t *testing.T) {
-			home := copyFixtureHome(t, gen)
+			home := fixtureHome(t, gen)
 			compareDump(t, dumpHome(t, home), loadExpected(t, gen, "before"))
 			if cases := loadCases(t, gen); len(cases) == 0 {
 				t.Errorf("no cases in %s/expected/cases.json", gen)
@@ -993,18 +993,18 @@ func TestFixtureDumpMatchesBefore(t *testing.T) {
 // TestFixtureDumpDetectsChange flips one entry's suspended flag in a json-primary copy
 // and checks that the comparison reports exactly that field.
 func TestFixtureDumpDetectsChange(t *testing.T) {
-	gen := fxFirstJSONPrimary(t)
-	home := copyFixtureHome(t, gen)
+	gen := firstJSONPrimary(t)
+	home := fixtureHome(t, gen)
 	path := filepath.Join(home, "sessions", "sessions.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, values, err := fxDecodeOrderedObject(data)
+	keys, values, err := decodeOrderedObject(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := fxFirstEntryKey(keys)
+	key := firstEntryKey(keys)
 	entry := values[key].(map[string]any)
 	suspended, _ := entry["suspended"].(bool)
 	entry["suspended"] = !suspended
@@ -1022,10 +1022,10 @@ func TestFixtureDumpDetectsChange(t *testing.T) {
 	}
 }
 
-// fxFirstJSONPrimary returns the first generation whose expected dump is json-primary.
-func fxFirstJSONPrimary(t testing.TB) string {
+// firstJSONPrimary returns the first generation whose expected dump is json-primary.
+func firstJSONPrimary(t testing.TB) string {
 	t.Helper()
-	for _, gen := range fxRequireGenerations(t) {
+	for _, gen := range requireGenerations(t) {
 		if loadExpected(t, gen, "before")["storage"] == "json-primary" {
 			return gen
 		}
@@ -1034,8 +1034,8 @@ func fxFirstJSONPrimary(t testing.TB) string {
 	return ""
 }
 
-// fxFirstEntryKey returns the first key that is a routing entry (does not start with "_").
-func fxFirstEntryKey(keys []string) string {
+// firstEntryKey returns the first key that is a routing entry (does not start with "_").
+func firstEntryKey(keys []string) string {
 	for _, k := range keys {
 		if !strings.HasPrefix(k, "_") {
 			return k
@@ -1066,7 +1066,7 @@ func TestFixtureDumpDiffRules(t *testing.T) {
 	}
 }
 
-// TestFixtureDumpNormalisesTimestamps checks fxNormaliseTimestamp against values whose
+// TestFixtureDumpNormalisesTimestamps checks normaliseTimestamp against values whose
 // datetime.fromisoformat (Python 3.11) behaviour is known.
 func TestFixtureDumpNormalisesTimestamps(t *testing.T) {
 	tests := map[string]string{
@@ -1102,8 +1102,8 @@ func TestFixtureDumpNormalisesTimestamps(t *testing.T) {
 		"2026-07-16T09:30:00.250000+00:00Z": "UNPARSEABLE:2026-07-16T09:30:00.250000+00:00Z",
 	}
 	for raw, want := range tests {
-		if got := fxNormaliseTimestamp(raw); got != want {
-			t.Errorf("fxNormaliseTimestamp(%q) = %q, want %q", raw, got, want)
+		if got := normaliseTimestamp(raw); got != want {
+			t.Errorf("normaliseTimestamp(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -127,8 +127,8 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 	if len(doc.envelope) < 10 || len(doc.data) < 5 {
 		t.Fatalf("docs/json.md parsed to %d envelope fields and %d commands: the test no longer reads it", len(doc.envelope), len(doc.data))
 	}
-	home := copyFixtureHome(t, rbGenDB)
-	other := copyFixtureHome(t, rbGenJSON)
+	home := fixtureHome(t, genDB)
+	other := fixtureHome(t, genJSON)
 	run := func(args ...string) map[string]json.RawMessage {
 		t.Helper()
 		_, stdout, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
@@ -143,13 +143,13 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		{"check"},
 		{"check", "--fail-on", "warn"},
 		{"entries", "list", "--limit", "2"},
-		{"entries", "show", rbKey},
+		{"entries", "show", keyBoth},
 		{"sessions", "list", "--limit", "3"},
 		{"sessions", "show", "20260713_181054"},
 		{"maintain"},
-		{"resume", "mark", rbKey, "--reason"}, // usage error
-		{"suspend", rbKey},
-		{"suspend", rbKey, "--apply"},
+		{"resume", "mark", keyBoth, "--reason"}, // usage error
+		{"suspend", keyBoth},
+		{"suspend", keyBoth, "--apply"},
 		{"prune-ghosts", "--apply"},
 		{"finalize-orphans"},
 		{"repoint"},

@@ -8,7 +8,7 @@ import (
 // TestListsCarryTotal: sessions list and entries list --json are valid JSON whose
 // data.total counts what the filter selects, whatever --limit cut.
 func TestListsCarryTotal(t *testing.T) {
-	home := copyFixtureHome(t, rbGenDB)
+	home := fixtureHome(t, genDB)
 	tests := []struct {
 		args         []string
 		field        string

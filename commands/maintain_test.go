@@ -10,7 +10,7 @@ import (
 // TestMaintainIgnoreJSON: --ignore drops a check's findings from the envelope's findings and
 // from --fail-on, and data.ignored lists them.
 func TestMaintainIgnoreJSON(t *testing.T) {
-	home := copyFixtureHome(t, rbGenJSON)
+	home := fixtureHome(t, genJSON)
 	base := []string{"--home", home, "--now", fixtureNow, "--json", "maintain", "--apply", "--fail-on", "warn"}
 	if code, _, stderr := runCLI(t, base...); code != ExitFindings {
 		t.Fatalf("without --ignore: exit %d, want %d: %s", code, ExitFindings, stderr)
@@ -57,16 +57,16 @@ func TestMaintainQuietKeepsStderr(t *testing.T) {
 	t.Parallel()
 	var stderrs [2]string
 	for i, quiet := range []bool{false, true} {
-		home := copyFixtureHome(t, rbGenDB)
+		home := fixtureHome(t, genDB)
 		args := []string{"--home", home, "--now", fixtureNow, "maintain", "--apply"}
 		if quiet {
 			args = append([]string{"-q"}, args...)
 		}
-		code, _, stderr := rbRunChild(t, 40<<10, args...)
+		code, _, stderr := runChild(t, 40<<10, args...)
 		if code != ExitWrite && code != ExitPartial {
 			t.Fatalf("%v: exit %d, want %d or %d\nstderr: %s", args, code, ExitWrite, ExitPartial, stderr)
 		}
-		rbAssertErrorLine(t, strings.Join(args, " "), stderr)
+		assertErrorLine(t, strings.Join(args, " "), stderr)
 		stderrs[i] = journalName.ReplaceAllString(strings.ReplaceAll(stderr, home, "HOME"), "JOURNAL")
 	}
 	if stderrs[0] == "" || stderrs[0] != stderrs[1] {

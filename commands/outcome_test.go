@@ -54,7 +54,7 @@ type outcomeEnvelope struct {
 // code, its one envelope and its stderr.
 func runOutcome(t *testing.T, env []string, home string, args ...string) (int, outcomeEnvelope, string) {
 	t.Helper()
-	cmd := rbChildCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
+	cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -110,7 +110,7 @@ func undoAll(t *testing.T, gen, home string, journals []string) {
 // cannot be replaced after the gateway_routing rows committed: the rows stay changed, so the
 // run exits 6 with its journal kept and named, and undo restores the home.
 func TestOutcomeCountsFailAfterRoutingCommit(t *testing.T) {
-	home := copyFixtureHome(t, outcomeGenDB)
+	home := fixtureHome(t, outcomeGenDB)
 	counts := filepath.Join(home, ".restart_failure_counts")
 	immutable(t, counts)
 	code, envl, stderr := runOutcome(t, nil, home, "suspend-stuck", "--apply")
@@ -122,7 +122,7 @@ func TestOutcomeCountsFailAfterRoutingCommit(t *testing.T) {
 // TestOutcomeDirSyncFailsAfterRename: the directory fsync after sessions.json was renamed into
 // place fails (injected): the file was replaced, so exit 6 with the journal kept; undo restores.
 func TestOutcomeDirSyncFailsAfterRename(t *testing.T) {
-	home := copyFixtureHome(t, outcomeGenJSON)
+	home := fixtureHome(t, outcomeGenJSON)
 	fault := []string{sessionsjson.FaultPointEnv + "=" + sessionsjson.FaultAfterRename + ":fail"}
 	code, envl, stderr := runOutcome(t, fault, home, "suspend", "agent:main:slack:dm:D043095675", "--apply")
 	assertPartial(t, code, envl, stderr)
@@ -132,7 +132,7 @@ func TestOutcomeDirSyncFailsAfterRename(t *testing.T) {
 // TestOutcomeWriteFailsNothingChanged: a routing write that fails before anything is replaced
 // exits 5, keeps no journal and changes nothing.
 func TestOutcomeWriteFailsNothingChanged(t *testing.T) {
-	home := copyFixtureHome(t, outcomeGenJSON)
+	home := fixtureHome(t, outcomeGenJSON)
 	immutable(t, filepath.Join(home, "sessions"))
 	code, envl, stderr := runOutcome(t, nil, home, "suspend", "agent:main:slack:dm:D043095675", "--apply")
 	if code != ExitWrite || envl.Error == nil || envl.Error.Kind != "write" || envl.Applied || len(envl.Journals) != 0 {
@@ -148,7 +148,7 @@ func TestOutcomeWriteFailsNothingChanged(t *testing.T) {
 // state.db steps committed exits 6, names the earlier journals and prints its envelope; undoing
 // them restores the home.
 func TestOutcomeMaintainLaterStepFails(t *testing.T) {
-	home := copyFixtureHome(t, outcomeGenDB)
+	home := fixtureHome(t, outcomeGenDB)
 	immutable(t, filepath.Join(home, ".restart_failure_counts"))
 	code, envl, stderr := runOutcome(t, nil, home, "maintain", "--apply")
 	assertPartial(t, code, envl, stderr)
@@ -162,7 +162,7 @@ func TestOutcomeMaintainLaterStepFails(t *testing.T) {
 // TestOutcomeUndoPartWay: an undo that fails part-way exits 6 naming its own journal; running
 // the same undo again finishes it.
 func TestOutcomeUndoPartWay(t *testing.T) {
-	home := copyFixtureHome(t, outcomeGenDB)
+	home := fixtureHome(t, outcomeGenDB)
 	code, envl, stderr := runOutcome(t, nil, home, "suspend-stuck", "--apply")
 	if code != ExitOK || len(envl.Journals) != 1 {
 		t.Fatalf("suspend-stuck: exit %d %+v: %s", code, envl, stderr)
@@ -195,7 +195,7 @@ func TestOutcomeSignals(t *testing.T) {
 		{"sigterm", statedb.FaultBeforeCommit, 143, false},
 	} {
 		t.Run(tt.mode+"/"+tt.point, func(t *testing.T) {
-			home := copyFixtureHome(t, outcomeGenDB)
+			home := fixtureHome(t, outcomeGenDB)
 			fault := []string{sessionsjson.FaultPointEnv + "=" + tt.point + ":" + tt.mode}
 			code, envl, stderr := runOutcome(t, fault, home, "maintain", "--apply")
 			if code != tt.code || envl.Error == nil || envl.Error.Kind != "interrupted" || envl.Applied != tt.applied {
@@ -225,16 +225,16 @@ func TestOutcomeUndoKilled(t *testing.T) {
 		for _, point := range points {
 			t.Run(tt.gen+"/"+tt.args[0]+"/"+point, func(t *testing.T) {
 				t.Parallel()
-				home := copyFixtureHome(t, tt.gen)
+				home := fixtureHome(t, tt.gen)
 				code, envl, stderr := runOutcome(t, nil, home, tt.args...)
 				if code != ExitOK || len(envl.Journals) != 1 {
 					t.Fatalf("%v: exit %d %+v: %s", tt.args, code, envl, stderr)
 				}
-				killed := rbChildCmd(t, 0, "--home", home, "--now", fixtureNow, "undo", envl.Journals[0], "--apply")
+				killed := childCmd(t, 0, "--home", home, "--now", fixtureNow, "undo", envl.Journals[0], "--apply")
 				killed.Env = append(killed.Env, sessionsjson.FaultPointEnv+"="+point)
-				tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
+				tmpsBefore := tempFiles(t, filepath.Join(home, "sessions"))
 				_ = killed.Run() // killed at the point, or finished when its path has no such point
-				for _, tmp := range crashNewTemps(t, home, tmpsBefore) {
+				for _, tmp := range newTempFiles(t, home, tmpsBefore) {
 					if err := os.Remove(tmp); err != nil { // the kill's leftover temp file (check reports it)
 						t.Fatal(err)
 					}

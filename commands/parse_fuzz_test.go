@@ -53,8 +53,8 @@ func TestParseAge(t *testing.T) {
 // TestAgeFlagNeedsUnit: a bare number given to a duration flag is a usage error whose message
 // names the flag and spells out the units.
 func TestAgeFlagNeedsUnit(t *testing.T) {
-	gens := fxRequireGenerations(t)
-	home := copyFixtureHome(t, gens[len(gens)-1])
+	gens := requireGenerations(t)
+	home := fixtureHome(t, gens[len(gens)-1])
 	for _, args := range [][]string{
 		{"prune-ghosts", "--min-age", "7"},
 		{"finalize-orphans", "--min-age", "7"},

@@ -33,17 +33,17 @@ import (
 // Generations the robustness tests use: one json-primary home with _README and one
 // db-primary home.
 const (
-	rbGenJSON = "r0703-52d0d671e"
-	rbGenDB   = "r0715-c2a3b9ce5"
+	genJSON = "r0703-52d0d671e"
+	genDB   = "r0715-c2a3b9ce5"
 )
 
-// rbKey is a routing entry present, loaded and not suspended in both rbGenJSON and rbGenDB.
-const rbKey = "agent:main:slack:dm:D043095675"
+// keyBoth is a routing entry present, loaded and not suspended in both genJSON and genDB.
+const keyBoth = "agent:main:slack:dm:D043095675"
 
-// Environment of a child process started by rbChild (see TestRobustChildProcess).
+// Environment of a child process started by childCmd (see TestRobustChildProcess).
 const (
-	rbChildArgsEnv  = "SESSIONCTL_ROBUST_CHILD_ARGS"  // JSON array of CLI arguments
-	rbChildFsizeEnv = "SESSIONCTL_ROBUST_CHILD_FSIZE" // RLIMIT_FSIZE in bytes, optional
+	childArgsEnv  = "SESSIONCTL_ROBUST_CHILD_ARGS"  // JSON array of CLI arguments
+	childFsizeEnv = "SESSIONCTL_ROBUST_CHILD_FSIZE" // RLIMIT_FSIZE in bytes, optional
 )
 
 // TestRobustChildProcess is not a test: it is the body of the child processes the robustness
@@ -52,7 +52,7 @@ const (
 // with SIGXFSZ ignored (so that writes past the limit fail with EFBIG), and exits with the
 // CLI's exit code. In the ordinary test run it does nothing.
 func TestRobustChildProcess(t *testing.T) {
-	raw, ok := os.LookupEnv(rbChildArgsEnv)
+	raw, ok := os.LookupEnv(childArgsEnv)
 	if !ok {
 		return
 	}
@@ -61,7 +61,7 @@ func TestRobustChildProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "robust child: bad arguments:", err)
 		syscall.Exit(99)
 	}
-	if lim := os.Getenv(rbChildFsizeEnv); lim != "" {
+	if lim := os.Getenv(childFsizeEnv); lim != "" {
 		n, err := strconv.ParseUint(lim, 10, 64)
 		if err == nil {
 			signal.Ignore(syscall.SIGXFSZ)
@@ -79,9 +79,9 @@ func TestRobustChildProcess(t *testing.T) {
 	syscall.Exit(code)
 }
 
-// rbChildCmd returns the command that runs sessionctl with args in a child process;
+// childCmd returns the command that runs sessionctl with args in a child process;
 // fsize > 0 sets RLIMIT_FSIZE in the child.
-func rbChildCmd(t testing.TB, fsize int64, args ...string) *exec.Cmd {
+func childCmd(t testing.TB, fsize int64, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -92,17 +92,17 @@ func rbChildCmd(t testing.TB, fsize int64, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^TestRobustChildProcess$")
-	cmd.Env = append(os.Environ(), rbChildArgsEnv+"="+string(enc), "TZ=UTC", "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(enc), "TZ=UTC", "NO_COLOR=1")
 	if fsize > 0 {
-		cmd.Env = append(cmd.Env, rbChildFsizeEnv+"="+strconv.FormatInt(fsize, 10))
+		cmd.Env = append(cmd.Env, childFsizeEnv+"="+strconv.FormatInt(fsize, 10))
 	}
 	return cmd
 }
 
-// rbRunChild runs sessionctl in a child process and returns its exit code, stdout and stderr.
-func rbRunChild(t testing.TB, fsize int64, args ...string) (int, string, string) {
+// runChild runs sessionctl in a child process and returns its exit code, stdout and stderr.
+func runChild(t testing.TB, fsize int64, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := rbChildCmd(t, fsize, args...)
+	cmd := childCmd(t, fsize, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -116,12 +116,12 @@ func rbRunChild(t testing.TB, fsize int64, args ...string) (int, string, string)
 	return 0, stdout.String(), stderr.String()
 }
 
-// rbSnapshot records every file, symlink and directory under home: regular files by mode and
+// snapshotHome records every file, symlink and directory under home: regular files by mode and
 // SHA-256 of their bytes, symlinks by target, directories by mode. Left out, because they
 // are not data: the tool's advisory lock (<home>/sessionctl and sessionctl/lock, which
 // `--apply` takes before the home is loaded and keeps), SQLite shared-memory files and empty
 // write-ahead logs (created by merely opening a WAL database).
-func rbSnapshot(t testing.TB, home string) map[string]string {
+func snapshotHome(t testing.TB, home string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
@@ -166,8 +166,8 @@ func rbSnapshot(t testing.TB, home string) map[string]string {
 	return out
 }
 
-// rbAssertSame fails when two snapshots of a home differ, naming every difference.
-func rbAssertSame(t testing.TB, what string, before, after map[string]string) {
+// assertSameSnapshot fails when two snapshots of a home differ, naming every difference.
+func assertSameSnapshot(t testing.TB, what string, before, after map[string]string) {
 	t.Helper()
 	var diffs []string
 	for k, v := range before {
@@ -189,8 +189,8 @@ func rbAssertSame(t testing.TB, what string, before, after map[string]string) {
 	}
 }
 
-// rbAssertCleanStderr fails when stderr shows a Go panic or stack trace.
-func rbAssertCleanStderr(t testing.TB, what, stderr string) {
+// assertCleanStderr fails when stderr shows a Go panic or stack trace.
+func assertCleanStderr(t testing.TB, what, stderr string) {
 	t.Helper()
 	for _, bad := range []string{"goroutine", "panic", "runtime error", "fatal error"} {
 		if strings.Contains(stderr, bad) {
@@ -200,19 +200,19 @@ func rbAssertCleanStderr(t testing.TB, what, stderr string) {
 	}
 }
 
-// rbAssertErrorLine fails unless stderr is exactly one line "sessionctl: …" (and clean).
-func rbAssertErrorLine(t testing.TB, what, stderr string) {
+// assertErrorLine fails unless stderr is exactly one line "sessionctl: …" (and clean).
+func assertErrorLine(t testing.TB, what, stderr string) {
 	t.Helper()
-	rbAssertCleanStderr(t, what, stderr)
+	assertCleanStderr(t, what, stderr)
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "sessionctl: ") || !strings.HasSuffix(stderr, "\n") {
 		t.Errorf("%s: stderr is not one line \"sessionctl: …\":\n%q", what, stderr)
 	}
 }
 
-// rbExpect is one CLI invocation on a prepared home and the exit code it must give. wantAny
+// cliExpect is one CLI invocation on a prepared home and the exit code it must give. wantAny
 // lists the acceptable codes when more than one is (e.g. check: 1 for a finding or 4).
-type rbExpect struct {
+type cliExpect struct {
 	args    []string
 	want    int
 	wantAny []int
@@ -222,18 +222,18 @@ type rbExpect struct {
 	quiet bool
 }
 
-func (e rbExpect) ok(code int) bool {
+func (e cliExpect) ok(code int) bool {
 	if len(e.wantAny) > 0 {
 		return slices.Contains(e.wantAny, code)
 	}
 	return code == e.want
 }
 
-// rbRunAll runs each invocation against home and asserts its exit code, its stderr (one
+// runAllUnchanged runs each invocation against home and asserts its exit code, its stderr (one
 // line for an error exit; no stack trace ever) and that the home is unchanged afterwards.
-func rbRunAll(t *testing.T, home string, cmds []rbExpect) {
+func runAllUnchanged(t *testing.T, home string, cmds []cliExpect) {
 	t.Helper()
-	before := rbSnapshot(t, home)
+	before := snapshotHome(t, home)
 	for _, c := range cmds {
 		args := append([]string{"--home", home, "--now", fixtureNow}, c.args...)
 		code, stdout, stderr := runCLI(t, args...)
@@ -246,25 +246,25 @@ func rbRunAll(t *testing.T, home string, cmds []rbExpect) {
 			t.Errorf("%s: exit %d, want %s\nstdout: %.2000s\nstderr: %s", what, code, want, stdout, stderr)
 		}
 		if code >= ExitUsage && !(c.quiet && stderr == "") {
-			rbAssertErrorLine(t, what, stderr)
+			assertErrorLine(t, what, stderr)
 		} else {
-			rbAssertCleanStderr(t, what, stderr)
+			assertCleanStderr(t, what, stderr)
 		}
 		if c.stdout != "" && !strings.Contains(stdout, c.stdout) {
 			t.Errorf("%s: stdout lacks %q:\n%.2000s", what, c.stdout, stdout)
 		}
-		rbAssertSame(t, what, before, rbSnapshot(t, home))
+		assertSameSnapshot(t, what, before, snapshotHome(t, home))
 		if js := journals(t, home); len(js) > 0 {
 			t.Errorf("%s: a journal was written although nothing may change: %v", what, js)
 		}
 	}
 }
 
-// rbSQL runs statements on a home's state.db and checkpoints the WAL, so that the file
+// execSQL runs statements on a home's state.db and checkpoints the WAL, so that the file
 // stands alone.
-func rbSQL(t testing.TB, dbPath string, stmts ...string) {
+func execSQL(t testing.TB, dbPath string, stmts ...string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", fxSqliteURI(dbPath, "rw"))
+	db, err := sql.Open("sqlite", sqliteURI(dbPath, "rw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,15 +277,15 @@ func rbSQL(t testing.TB, dbPath string, stmts ...string) {
 	}
 }
 
-// rbSessionsJSON is the path of a home's sessions.json.
-func rbSessionsJSON(home string) string { return filepath.Join(home, "sessions", "sessions.json") }
+// sessionsJSONPath is the path of a home's sessions.json.
+func sessionsJSONPath(home string) string { return filepath.Join(home, "sessions", "sessions.json") }
 
-// rbWriteCmds are writes that, on the fixtures, all have something to change; on a broken
+// writeCmds are writes that, on the fixtures, all have something to change; on a broken
 // home each must be refused before it writes anything.
-func rbWriteCmds(want int) []rbExpect {
-	return []rbExpect{
-		{args: []string{"suspend", rbKey, "--apply"}, want: want},
-		{args: []string{"resume", "mark", rbKey, "--apply"}, want: want},
+func writeCmds(want int) []cliExpect {
+	return []cliExpect{
+		{args: []string{"suspend", keyBoth, "--apply"}, want: want},
+		{args: []string{"resume", "mark", keyBoth, "--apply"}, want: want},
 		{args: []string{"suspend-stuck", "--apply"}, want: want},
 		{args: []string{"repoint", "--apply"}, want: want},
 		{args: []string{"finalize-orphans", "--apply"}, want: want},
@@ -322,23 +322,23 @@ func TestRobustBrokenStateDB(t *testing.T) {
 			}
 		},
 		"no-schema-version": func(t *testing.T, db string) {
-			rbSQL(t, db, "DROP TABLE schema_version")
+			execSQL(t, db, "DROP TABLE schema_version")
 		},
 	}
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		for name, breakDB := range breakers {
 			t.Run(gen+"/"+name, func(t *testing.T) {
-				home := copyFixtureHome(t, gen)
+				home := fixtureHome(t, gen)
 				breakDB(t, filepath.Join(home, "state.db"))
-				cmds := []rbExpect{
+				cmds := []cliExpect{
 					{args: []string{"status"}, want: ExitData},
 					{args: []string{"--json", "status"}, want: ExitData},
 					{args: []string{"check"}, want: ExitFindings, stdout: "db.corrupt"},
 					{args: []string{"entries", "list"}, want: ExitData},
-					{args: []string{"entries", "show", rbKey}, want: ExitData},
+					{args: []string{"entries", "show", keyBoth}, want: ExitData},
 					{args: []string{"sessions", "list"}, want: ExitData},
 				}
-				rbRunAll(t, home, append(cmds, rbWriteCmds(ExitData)...))
+				runAllUnchanged(t, home, append(cmds, writeCmds(ExitData)...))
 			})
 		}
 	}
@@ -347,26 +347,26 @@ func TestRobustBrokenStateDB(t *testing.T) {
 // TestRobustNewerSchema: a state.db whose schema_version is newer than the tool knows is
 // read (and flagged), and every write exits 4 without changing anything.
 func TestRobustNewerSchema(t *testing.T) {
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		t.Run(gen, func(t *testing.T) {
-			home := copyFixtureHome(t, gen)
-			rbSQL(t, filepath.Join(home, "state.db"), "UPDATE schema_version SET version = 30")
-			reads := []rbExpect{
+			home := fixtureHome(t, gen)
+			execSQL(t, filepath.Join(home, "state.db"), "UPDATE schema_version SET version = 30")
+			reads := []cliExpect{
 				{args: []string{"status"}, want: ExitOK, stdout: "v30, UNKNOWN"},
 				{args: []string{"--json", "status"}, want: ExitOK, stdout: `"schema_known": false`},
 				{args: []string{"check"}, want: ExitFindings, stdout: "db.schema-unknown"},
-				{args: []string{"entries", "list"}, want: ExitOK, stdout: rbKey},
-				{args: []string{"entries", "show", rbKey}, want: ExitOK},
+				{args: []string{"entries", "list"}, want: ExitOK, stdout: keyBoth},
+				{args: []string{"entries", "show", keyBoth}, want: ExitOK},
 				{args: []string{"sessions", "list"}, want: ExitOK},
 				// plans are reads: they still work
-				{args: []string{"suspend", rbKey}, want: ExitOK, stdout: "plan only"},
+				{args: []string{"suspend", keyBoth}, want: ExitOK, stdout: "plan only"},
 			}
-			writes := append(rbWriteCmds(ExitData),
-				rbExpect{args: []string{"unsuspend", "agent:main:discord:thread:207223967628599736:207223967628599736", "--apply"}, want: ExitData},
-				rbExpect{args: []string{"resume", "clear", "--all", "--apply"}, want: ExitData},
-				rbExpect{args: []string{"resume", "clear", "--stale", "--apply"}, want: ExitData},
+			writes := append(writeCmds(ExitData),
+				cliExpect{args: []string{"unsuspend", "agent:main:discord:thread:207223967628599736:207223967628599736", "--apply"}, want: ExitData},
+				cliExpect{args: []string{"resume", "clear", "--all", "--apply"}, want: ExitData},
+				cliExpect{args: []string{"resume", "clear", "--stale", "--apply"}, want: ExitData},
 			)
-			rbRunAll(t, home, append(reads, writes...))
+			runAllUnchanged(t, home, append(reads, writes...))
 		})
 	}
 }
@@ -378,7 +378,7 @@ func TestRobustNewerSchema(t *testing.T) {
 func TestRobustBrokenSessionsJSON(t *testing.T) {
 	replaceIn := func(t *testing.T, home, old, new string) {
 		t.Helper()
-		path := rbSessionsJSON(home)
+		path := sessionsJSONPath(home)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -392,7 +392,7 @@ func TestRobustBrokenSessionsJSON(t *testing.T) {
 	}
 	breakers := map[string]func(t *testing.T, home string){
 		"bom": func(t *testing.T, home string) {
-			path := rbSessionsJSON(home)
+			path := sessionsJSONPath(home)
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -402,7 +402,7 @@ func TestRobustBrokenSessionsJSON(t *testing.T) {
 			}
 		},
 		"empty-array": func(t *testing.T, home string) {
-			if err := os.WriteFile(rbSessionsJSON(home), []byte("[]"), 0o644); err != nil {
+			if err := os.WriteFile(sessionsJSONPath(home), []byte("[]"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -420,7 +420,7 @@ func TestRobustBrokenSessionsJSON(t *testing.T) {
 			replaceIn(t, home, `"display_name": "Hana",`, `"x_deep": `+deep+`, "display_name": "Hana",`)
 		},
 		"directory": func(t *testing.T, home string) {
-			path := rbSessionsJSON(home)
+			path := sessionsJSONPath(home)
 			if err := os.Remove(path); err != nil {
 				t.Fatal(err)
 			}
@@ -429,33 +429,33 @@ func TestRobustBrokenSessionsJSON(t *testing.T) {
 			}
 		},
 	}
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		for name, breakJSON := range breakers {
 			t.Run(gen+"/"+name, func(t *testing.T) {
-				home := copyFixtureHome(t, gen)
+				home := fixtureHome(t, gen)
 				breakJSON(t, home)
-				cmds := []rbExpect{
+				cmds := []cliExpect{
 					{args: []string{"status"}, want: ExitData},
 					{args: []string{"check"}, wantAny: []int{ExitFindings, ExitData}},
 					{args: []string{"entries", "list"}, want: ExitData},
-					{args: []string{"entries", "show", rbKey}, want: ExitData},
+					{args: []string{"entries", "show", keyBoth}, want: ExitData},
 				}
-				if gen == rbGenDB {
+				if gen == genDB {
 					// db-primary: sessions.json is only the mirror; the runtime routes from
 					// gateway_routing. check reports the broken mirror as a warning.
-					cmds[1] = rbExpect{args: []string{"check"}, wantAny: []int{ExitOK, ExitFindings, ExitData}, stdout: "sessions-json.unreadable"}
+					cmds[1] = cliExpect{args: []string{"check"}, wantAny: []int{ExitOK, ExitFindings, ExitData}, stdout: "sessions-json.unreadable"}
 				}
 				// routing writes (maintain is left out: its state.db repairs do not depend on
 				// sessions.json and may rightly run)
-				routingWrites := []rbExpect{
-					{args: []string{"suspend", rbKey, "--apply"}, want: ExitData},
+				routingWrites := []cliExpect{
+					{args: []string{"suspend", keyBoth, "--apply"}, want: ExitData},
 					{args: []string{"unsuspend", "agent:main:discord:thread:207223967628599736:207223967628599736", "--apply"}, want: ExitData},
-					{args: []string{"resume", "mark", rbKey, "--apply"}, want: ExitData},
+					{args: []string{"resume", "mark", keyBoth, "--apply"}, want: ExitData},
 					{args: []string{"resume", "clear", "--all", "--apply"}, want: ExitData},
 					{args: []string{"suspend-stuck", "--apply"}, want: ExitData},
 					{args: []string{"repoint", "--apply"}, want: ExitData},
 				}
-				rbRunAll(t, home, append(cmds, routingWrites...))
+				runAllUnchanged(t, home, append(cmds, routingWrites...))
 			})
 		}
 	}
@@ -466,8 +466,8 @@ func TestRobustBrokenSessionsJSON(t *testing.T) {
 // rather than of the test binary.
 func TestRobustDeepNestingChild(t *testing.T) {
 	t.Parallel()
-	home := copyFixtureHome(t, rbGenJSON)
-	path := rbSessionsJSON(home)
+	home := fixtureHome(t, genJSON)
+	path := sessionsJSONPath(home)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -478,30 +478,30 @@ func TestRobustDeepNestingChild(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := rbSnapshot(t, home)
-	for _, args := range [][]string{{"status"}, {"suspend", rbKey, "--apply"}} {
-		code, _, stderr := rbRunChild(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+	before := snapshotHome(t, home)
+	for _, args := range [][]string{{"status"}, {"suspend", keyBoth, "--apply"}} {
+		code, _, stderr := runChild(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
 		what := strings.Join(args, " ")
 		if code != ExitData {
 			t.Errorf("%s: exit %d, want %d\nstderr: %.3000s", what, code, ExitData, stderr)
 		}
-		rbAssertErrorLine(t, what, stderr)
+		assertErrorLine(t, what, stderr)
 	}
-	rbAssertSame(t, "deep nesting", before, rbSnapshot(t, home))
+	assertSameSnapshot(t, "deep nesting", before, snapshotHome(t, home))
 }
 
 // TestRobustBadRestartCounts: a .restart_failure_counts that is an array or holds a
 // non-integer count is reported; suspend-stuck --apply leaves the file untouched.
 func TestRobustBadRestartCounts(t *testing.T) {
 	for _, content := range []string{"[1,2]", `{"k":"x"}`, `{"agent:main:slack:dm:D043095675": "3"}`, "not json", ""} {
-		for _, gen := range []string{rbGenJSON, rbGenDB} {
+		for _, gen := range []string{genJSON, genDB} {
 			t.Run(gen+"/"+strconv.Quote(content), func(t *testing.T) {
-				home := copyFixtureHome(t, gen)
+				home := fixtureHome(t, gen)
 				path := filepath.Join(home, ".restart_failure_counts")
 				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				rbRunAll(t, home, []rbExpect{
+				runAllUnchanged(t, home, []cliExpect{
 					{args: []string{"status"}, want: ExitOK},
 					{args: []string{"check", "--fail-on", "warn"}, want: ExitFindings, stdout: "counts."},
 					{args: []string{"suspend-stuck"}, want: ExitOK},
@@ -515,16 +515,16 @@ func TestRobustBadRestartCounts(t *testing.T) {
 // TestRobustHugeStringField: a 10 MB display_name decodes, and a routing write on that very
 // entry succeeds and keeps the field byte for byte (json-primary; db-primary mirror).
 func TestRobustHugeStringField(t *testing.T) {
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		t.Run(gen, func(t *testing.T) {
-			home := copyFixtureHome(t, gen)
-			path := rbSessionsJSON(home)
+			home := fixtureHome(t, gen)
+			path := sessionsJSONPath(home)
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			reps := 10 << 20 / 18
-			if crashRaceEnabled() {
+			if raceEnabled() {
 				reps /= 5 // 2 MB under the race detector, which makes the 10 MB run take ~30 s
 			}
 			huge := strings.Repeat("Hana \\u00e9 \\\"q\\\" ", reps) // 18 bytes of JSON each: 10 MB
@@ -536,10 +536,10 @@ func TestRobustHugeStringField(t *testing.T) {
 			// decode: the entry loads (entries show is not used here: it renders the whole
 			// 10 MB value through the table writer, which takes seconds)
 			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "entries", "list")
-			if code != ExitOK || !strings.Contains(stdout, rbKey) {
+			if code != ExitOK || !strings.Contains(stdout, keyBoth) {
 				t.Fatalf("entries list: exit %d: %s", code, stderr)
 			}
-			code, stdout, stderr = runCLI(t, "--home", home, "--now", fixtureNow, "suspend", rbKey, "--apply")
+			code, stdout, stderr = runCLI(t, "--home", home, "--now", fixtureNow, "suspend", keyBoth, "--apply")
 			if code != ExitOK {
 				t.Fatalf("suspend --apply: exit %d\n%s\n%s", code, stdout, stderr)
 			}
@@ -550,14 +550,14 @@ func TestRobustHugeStringField(t *testing.T) {
 			if !bytes.Contains(after, []byte(`"display_name": "`+huge+`"`)) {
 				t.Errorf("the 10 MB display_name was not kept byte for byte")
 			}
-			keys, values, err := fxDecodeOrderedObject(after)
+			keys, values, err := decodeOrderedObject(after)
 			if err != nil {
 				t.Fatalf("rewritten sessions.json does not parse: %v", err)
 			}
-			if keys[0] != "_README" && gen == rbGenJSON {
+			if keys[0] != "_README" && gen == genJSON {
 				t.Errorf("first key %q, want _README", keys[0])
 			}
-			entry, _ := values[rbKey].(map[string]any)
+			entry, _ := values[keyBoth].(map[string]any)
 			if entry["suspended"] != true {
 				t.Errorf("suspended = %v, want true", entry["suspended"])
 			}
@@ -570,30 +570,30 @@ func TestRobustHugeStringField(t *testing.T) {
 
 // TestRobustReadOnlySessionsDir: with sessions/ not writable, a routing write fails before
 // anything changes (exit 4 or 5) and leaves no temp file. Permission bits do not bind root,
-// so as root sessions/ is made immutable instead (rbReadOnlyDir).
+// so as root sessions/ is made immutable instead (readOnlyDir).
 func TestRobustReadOnlySessionsDir(t *testing.T) {
-	home := copyFixtureHome(t, rbGenJSON)
-	rbReadOnlyDir(t, filepath.Join(home, "sessions"))
-	before := rbSnapshot(t, home)
-	code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "suspend", rbKey, "--apply")
+	home := fixtureHome(t, genJSON)
+	readOnlyDir(t, filepath.Join(home, "sessions"))
+	before := snapshotHome(t, home)
+	code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "suspend", keyBoth, "--apply")
 	if code != ExitWrite && code != ExitData {
 		t.Errorf("exit %d, want %d or %d\nstderr: %s", code, ExitWrite, ExitData, stderr)
 	}
-	rbAssertErrorLine(t, "suspend --apply", stderr)
-	after := rbSnapshot(t, home)
+	assertErrorLine(t, "suspend --apply", stderr)
+	after := snapshotHome(t, home)
 	for k := range after {
 		if strings.HasPrefix(k, "sessionctl/journal") {
 			delete(after, k) // the journal lives outside sessions/; judged by TestRobustDiskFull
 		}
 	}
-	rbAssertSame(t, "read-only sessions dir", before, after)
+	assertSameSnapshot(t, "read-only sessions dir", before, after)
 }
 
-// rbReadOnlyDir makes dir refuse new entries (and renames and removals) until the test ends:
+// readOnlyDir makes dir refuse new entries (and renames and removals) until the test ends:
 // mode 0555 for an ordinary user; for root, whom permission bits do not stop, the immutable
 // attribute (chattr +i), which binds root too. The test is skipped, saying why, when root has
 // no chattr or the file system has no immutable attribute.
-func rbReadOnlyDir(t *testing.T, dir string) {
+func readOnlyDir(t *testing.T, dir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if err := os.Chmod(dir, 0o555); err != nil {
@@ -625,24 +625,24 @@ func rbReadOnlyDir(t *testing.T, dir string) {
 // routing write goes through to the target (same bytes as on a plain copy), the link stays
 // the same link, the target keeps its mode, and no temp file is left in either directory.
 func TestRobustSymlinkedSessionsJSON(t *testing.T) {
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		t.Run(gen, func(t *testing.T) {
-			plain := copyFixtureHome(t, gen)
-			if code, _, stderr := runCLI(t, "--home", plain, "--now", fixtureNow, "suspend", rbKey, "--apply"); code != ExitOK {
+			plain := fixtureHome(t, gen)
+			if code, _, stderr := runCLI(t, "--home", plain, "--now", fixtureNow, "suspend", keyBoth, "--apply"); code != ExitOK {
 				t.Fatalf("plain copy: exit %d: %s", code, stderr)
 			}
-			want, err := os.ReadFile(rbSessionsJSON(plain))
+			want, err := os.ReadFile(sessionsJSONPath(plain))
 			if err != nil {
 				t.Fatal(err)
 			}
 
-			home := copyFixtureHome(t, gen)
+			home := fixtureHome(t, gen)
 			outside := filepath.Join(t.TempDir(), "elsewhere")
 			if err := os.Mkdir(outside, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			target := filepath.Join(outside, "routing-index.json")
-			link := rbSessionsJSON(home)
+			link := sessionsJSONPath(home)
 			if err := os.Rename(link, target); err != nil {
 				t.Fatal(err)
 			}
@@ -652,8 +652,8 @@ func TestRobustSymlinkedSessionsJSON(t *testing.T) {
 			if err := os.Symlink(target, link); err != nil {
 				t.Fatal(err)
 			}
-			tmpsBefore := rbTempFiles(t, filepath.Dir(link), outside)
-			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "suspend", rbKey, "--apply")
+			tmpsBefore := tempFiles(t, filepath.Dir(link), outside)
+			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "suspend", keyBoth, "--apply")
 			if code != ExitOK {
 				t.Fatalf("suspend --apply through symlink: exit %d\n%s\n%s", code, stdout, stderr)
 			}
@@ -677,15 +677,15 @@ func TestRobustSymlinkedSessionsJSON(t *testing.T) {
 			if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o640 {
 				t.Errorf("target mode = %v (%v), want 0640", st.Mode().Perm(), err)
 			}
-			if tmps := rbTempFiles(t, filepath.Dir(link), outside); !slices.Equal(tmps, tmpsBefore) {
+			if tmps := tempFiles(t, filepath.Dir(link), outside); !slices.Equal(tmps, tmpsBefore) {
 				t.Errorf("temp files: before %v, after %v", tmpsBefore, tmps)
 			}
 		})
 	}
 }
 
-// rbTempFiles lists the .sessions_*.tmp files in dirs.
-func rbTempFiles(t testing.TB, dirs ...string) []string {
+// tempFiles lists the .sessions_*.tmp files in dirs.
+func tempFiles(t testing.TB, dirs ...string) []string {
 	t.Helper()
 	var out []string
 	for _, d := range dirs {
@@ -699,12 +699,12 @@ func rbTempFiles(t testing.TB, dirs ...string) []string {
 	return out
 }
 
-// rbPad appends a top-level "_pad" member of n bytes to sessions.json (an underscore key:
+// padHome appends a top-level "_pad" member of n bytes to sessions.json (an underscore key:
 // skipped by the runtime, kept by the tool), so that the file is larger than anything else
 // the write path writes.
-func rbPad(t testing.TB, home string, n int) {
+func padHome(t testing.TB, home string, n int) {
 	t.Helper()
-	path := rbSessionsJSON(home)
+	path := sessionsJSONPath(home)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -728,40 +728,40 @@ func rbPad(t testing.TB, home string, n int) {
 // gateway_routing rows unchanged (the transaction rolled back with the mirror write).
 func TestRobustDiskFull(t *testing.T) {
 	const limit = 256 << 10
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		t.Run(gen, func(t *testing.T) {
 			t.Parallel()
-			home := copyFixtureHome(t, gen)
-			rbPad(t, home, 2*limit)
+			home := fixtureHome(t, gen)
+			padHome(t, home, 2*limit)
 			// the padded home is sound: the same write works without the limit
-			control := copyFixtureHome(t, gen)
-			rbPad(t, control, 2*limit)
-			if code, _, stderr := rbRunChild(t, 0, "--home", control, "--now", fixtureNow, "suspend", rbKey, "--apply"); code != ExitOK {
+			control := fixtureHome(t, gen)
+			padHome(t, control, 2*limit)
+			if code, _, stderr := runChild(t, 0, "--home", control, "--now", fixtureNow, "suspend", keyBoth, "--apply"); code != ExitOK {
 				t.Fatalf("control write without a size limit: exit %d: %s", code, stderr)
 			}
 
 			dumpBefore := dumpHome(t, home)
-			before := rbSnapshot(t, home)
-			tmpsBefore := rbTempFiles(t, filepath.Join(home, "sessions"))
-			code, stdout, stderr := rbRunChild(t, limit, "--home", home, "--now", fixtureNow, "suspend", rbKey, "--apply")
+			before := snapshotHome(t, home)
+			tmpsBefore := tempFiles(t, filepath.Join(home, "sessions"))
+			code, stdout, stderr := runChild(t, limit, "--home", home, "--now", fixtureNow, "suspend", keyBoth, "--apply")
 			if code != ExitWrite {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitWrite, stdout, stderr)
 			}
-			rbAssertErrorLine(t, "suspend --apply under RLIMIT_FSIZE", stderr)
+			assertErrorLine(t, "suspend --apply under RLIMIT_FSIZE", stderr)
 			if !strings.Contains(stderr, "file too large") {
 				t.Errorf("stderr does not name the EFBIG failure: %s", stderr)
 			}
-			if tmps := rbTempFiles(t, filepath.Join(home, "sessions")); !slices.Equal(tmps, tmpsBefore) {
+			if tmps := tempFiles(t, filepath.Join(home, "sessions")); !slices.Equal(tmps, tmpsBefore) {
 				t.Errorf("temp files: before %v, after %v", tmpsBefore, tmps)
 			}
 			compareDump(t, dumpHome(t, home), dumpBefore)
-			after := rbSnapshot(t, home)
+			after := snapshotHome(t, home)
 			for k := range after {
 				if strings.HasPrefix(k, "sessionctl/journal") {
 					delete(after, k)
 				}
 			}
-			rbAssertSame(t, "disk full", before, after)
+			assertSameSnapshot(t, "disk full", before, after)
 			if js := journals(t, home); len(js) > 0 {
 				t.Errorf("routing write failed with exit %d (\"nothing changed\") but left a journal of the change that was never made: %v", code, js)
 			}
@@ -774,34 +774,34 @@ func TestRobustDiskFull(t *testing.T) {
 // its journal and changes nothing.
 func TestRobustDiskFullStateDBRepair(t *testing.T) {
 	t.Parallel()
-	home := copyFixtureHome(t, rbGenDB)
+	home := fixtureHome(t, genDB)
 	dumpBefore := dumpHome(t, home)
-	before := rbSnapshot(t, home)
-	code, stdout, stderr := rbRunChild(t, 40<<10, "--home", home, "--now", fixtureNow, "prune-ghosts", "--apply")
+	before := snapshotHome(t, home)
+	code, stdout, stderr := runChild(t, 40<<10, "--home", home, "--now", fixtureNow, "prune-ghosts", "--apply")
 	if code != ExitWrite {
 		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitWrite, stdout, stderr)
 	}
-	rbAssertErrorLine(t, "prune-ghosts --apply under RLIMIT_FSIZE", stderr)
+	assertErrorLine(t, "prune-ghosts --apply under RLIMIT_FSIZE", stderr)
 	if js := journals(t, home); len(js) > 0 {
 		t.Errorf("the journal of the rolled-back repair is left: %v", js)
 	}
-	after := rbSnapshot(t, home)
+	after := snapshotHome(t, home)
 	// Tolerated: the (now empty) journal directory, and a write-ahead log holding the
 	// uncommitted frames of the failed transaction, which SQLite ignores (no commit frame):
 	// state.db itself must be byte-identical, and the database must read as before.
 	delete(after, "sessionctl/journal")
 	delete(after, "state.db-wal")
-	rbAssertSame(t, "prune-ghosts under RLIMIT_FSIZE", before, after)
+	assertSameSnapshot(t, "prune-ghosts under RLIMIT_FSIZE", before, after)
 	compareDump(t, dumpHome(t, home), dumpBefore)
-	rbIntegrityCheck(t, filepath.Join(home, "state.db"))
+	assertIntegrity(t, filepath.Join(home, "state.db"))
 	compareDump(t, dumpHome(t, home), dumpBefore)
 }
 
-// rbIntegrityCheck opens the database read-write (running any WAL recovery, as the next
+// assertIntegrity opens the database read-write (running any WAL recovery, as the next
 // opener would) and fails unless PRAGMA integrity_check says ok.
-func rbIntegrityCheck(t testing.TB, dbPath string) {
+func assertIntegrity(t testing.TB, dbPath string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", fxSqliteURI(dbPath, "rw"))
+	db, err := sql.Open("sqlite", sqliteURI(dbPath, "rw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -819,11 +819,11 @@ func rbIntegrityCheck(t testing.TB, dbPath string) {
 // 0600 stays 0600, 0640 stays 0640), a rewritten .restart_failure_counts keeps its mode, and
 // the files the tool creates (journal, lock) are 0600 in 0700 directories.
 func TestRobustWrittenFileModes(t *testing.T) {
-	for _, gen := range []string{rbGenJSON, rbGenDB} {
+	for _, gen := range []string{genJSON, genDB} {
 		for _, mode := range []fs.FileMode{0o644, 0o600, 0o640} {
 			t.Run(fmt.Sprintf("%s/%04o", gen, mode), func(t *testing.T) {
-				home := copyFixtureHome(t, gen)
-				sj := rbSessionsJSON(home)
+				home := fixtureHome(t, gen)
+				sj := sessionsJSONPath(home)
 				counts := filepath.Join(home, ".restart_failure_counts")
 				for _, p := range []string{sj, counts} {
 					if err := os.Chmod(p, mode); err != nil {
@@ -841,16 +841,16 @@ func TestRobustWrittenFileModes(t *testing.T) {
 				if bytes.Equal(oldSJ, newSJ) || err != nil || bytes.Equal(oldCounts, newCounts) {
 					t.Fatalf("suspend-stuck did not rewrite both sessions.json and .restart_failure_counts (counts err %v)", err)
 				}
-				rbAssertMode(t, sj, mode)
-				rbAssertMode(t, counts, mode)
-				rbAssertMode(t, filepath.Join(home, "sessionctl"), fs.ModeDir|0o700)
-				rbAssertMode(t, filepath.Join(home, "sessionctl", "lock"), 0o600)
-				rbAssertMode(t, filepath.Join(home, "sessionctl", "journal"), fs.ModeDir|0o700)
+				assertMode(t, sj, mode)
+				assertMode(t, counts, mode)
+				assertMode(t, filepath.Join(home, "sessionctl"), fs.ModeDir|0o700)
+				assertMode(t, filepath.Join(home, "sessionctl", "lock"), 0o600)
+				assertMode(t, filepath.Join(home, "sessionctl", "journal"), fs.ModeDir|0o700)
 				js := journals(t, home)
 				if len(js) != 1 {
 					t.Fatalf("journals: %v, want one", js)
 				}
-				rbAssertMode(t, js[0], 0o600)
+				assertMode(t, js[0], 0o600)
 
 				// a state.db repair's journal is 0600 too
 				if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "finalize-orphans", "--apply"); code != ExitOK {
@@ -861,15 +861,15 @@ func TestRobustWrittenFileModes(t *testing.T) {
 					t.Fatalf("journals: %v, want two", js)
 				}
 				for _, j := range js {
-					rbAssertMode(t, j, 0o600)
+					assertMode(t, j, 0o600)
 				}
 			})
 		}
 	}
 }
 
-// rbAssertMode fails unless path (not following a final symlink) has exactly mode.
-func rbAssertMode(t testing.TB, path string, mode fs.FileMode) {
+// assertMode fails unless path (not following a final symlink) has exactly mode.
+func assertMode(t testing.TB, path string, mode fs.FileMode) {
 	t.Helper()
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -886,19 +886,19 @@ func rbAssertMode(t testing.TB, path string, mode fs.FileMode) {
 // process is not touched.
 func TestRobustCreatedFileModesUnderUmask(t *testing.T) {
 	t.Parallel()
-	home := copyFixtureHome(t, rbGenJSON)
-	cmd := rbChildCmd(t, 0, "--home", home, "--now", fixtureNow, "suspend", rbKey, "--apply")
+	home := fixtureHome(t, genJSON)
+	cmd := childCmd(t, 0, "--home", home, "--now", fixtureNow, "suspend", keyBoth, "--apply")
 	cmd.Path = "/bin/sh"
 	cmd.Args = append([]string{"sh", "-c", `umask 0 && exec "$0" "$@"`}, cmd.Args...) // $0: the test binary
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("suspend --apply under umask 0: %v\n%s", err, out)
 	}
-	rbAssertMode(t, filepath.Join(home, "sessionctl"), fs.ModeDir|0o700)
-	rbAssertMode(t, filepath.Join(home, "sessionctl", "lock"), 0o600)
-	rbAssertMode(t, filepath.Join(home, "sessionctl", "journal"), fs.ModeDir|0o700)
+	assertMode(t, filepath.Join(home, "sessionctl"), fs.ModeDir|0o700)
+	assertMode(t, filepath.Join(home, "sessionctl", "lock"), 0o600)
+	assertMode(t, filepath.Join(home, "sessionctl", "journal"), fs.ModeDir|0o700)
 	for _, j := range journals(t, home) {
-		rbAssertMode(t, j, 0o600)
+		assertMode(t, j, 0o600)
 	}
-	rbAssertMode(t, rbSessionsJSON(home), 0o644)
+	assertMode(t, sessionsJSONPath(home), 0o644)
 }

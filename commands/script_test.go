@@ -99,7 +99,7 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: fixture GEN DIR")
 	}
-	copyFixtureHomeTo(ts, fullGeneration(ts, args[0]), ts.MkAbs(args[1]))
+	fixtureHomeAt(ts, fullGeneration(ts, args[0]), ts.MkAbs(args[1]))
 }
 
 // cmdDumpMatch compares a home's dump with a fixture's expected dump:
@@ -160,7 +160,7 @@ func cmdSQLExec(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: sqlexec DB SQL")
 	}
-	db, err := sql.Open("sqlite", fxSqliteURI(ts.MkAbs(args[0]), "rw"))
+	db, err := sql.Open("sqlite", sqliteURI(ts.MkAbs(args[0]), "rw"))
 	if err != nil {
 		ts.Fatalf("sqlexec: %v", err)
 	}

@@ -21,10 +21,10 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 0 and %q", flag, code, stdout, stderr, "sessionctl version "+v)
 		}
 	}
-	home := copyFixtureHome(t, rbGenDB)
+	home := fixtureHome(t, genDB)
 	for _, args := range [][]string{
 		{"status"},
-		{"resume", "mark", rbKey, "--reason"},
+		{"resume", "mark", keyBoth, "--reason"},
 		{"frob"},
 	} {
 		_, stdout, _ := runCLI(t, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
