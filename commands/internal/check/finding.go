@@ -75,6 +75,7 @@ const (
 	ResumeNotPending ID = "resume.not-pending"
 	OrphanLocked     ID = "orphan.locked"
 	GhostHasChildren ID = "ghost.has-children"
+	GhostUnsafeID    ID = "ghost.unsafe-id"
 	RepairBatches    ID = "repair.batches"
 )
 
@@ -88,7 +89,8 @@ var All = []ID{
 	CountsStuck, DBMissing, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
-	EntryUnknown, ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, RepairBatches,
+	EntryUnknown, ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID,
+	RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.
