@@ -54,7 +54,7 @@ func writePID(f *os.File) error {
 }
 
 func holder(path string) string {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegularFile(path, MaxSmallFileBytes)
 	pid := strings.TrimSpace(string(data))
 	if err != nil || pid == "" {
 		return "another sessionctl process"
