@@ -203,6 +203,9 @@ func timestamps(e *sessionsjson.Entry, now int64) []Finding {
 func countsFile(h *home.Home) []Finding {
 	c := h.Counts
 	if c.Err != nil {
+		if sessionsjson.ReadNeverEnds(c.Err) {
+			return []Finding{{CountsUnparseable, Error, ".restart_failure_counts", oneLine(c.Err) + ": the gateway's start-up reads it and never finishes; remove it with the gateway stopped"}}
+		}
 		return []Finding{{CountsUnparseable, Warn, ".restart_failure_counts", oneLine(c.Err) + ": the runtime ignores and keeps it; delete it with the gateway stopped"}}
 	}
 	if c.Parsed == nil {

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -197,7 +196,10 @@ func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
 		h.Close()
 		return nil, err
 	}
-	h.loadCounts()
+	if err := h.loadCounts(); err != nil && !purpose.tolerant() {
+		h.Close()
+		return nil, err
+	}
 	h.CleanShutdown = fileExists(o.Home.CleanShutdownFile())
 	return h, nil
 }
@@ -241,14 +243,14 @@ func (h *Home) openDB(ctx context.Context) error {
 // LoadMirror reads and decodes sessions.json (again, when a plan let it go).
 func (h *Home) LoadMirror() error {
 	path := h.Opts.Home.SessionsJSON()
-	data, err := os.ReadFile(path)
+	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxSessionsJSONBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		h.settleRules(nil)
 		return nil
 	}
 	if err != nil {
 		h.settleRules(nil)
-		return fmt.Errorf("read %s: %w", path, readError(err))
+		return failure.Mark(failure.Data, readError(path, err))
 	}
 	h.Mirror.ASCIIOnly = sessionsjson.DetectASCIIOnly(data)
 	h.settleRules(data)
@@ -339,19 +341,27 @@ func (h *Home) loadRoutingRows(ctx context.Context, n int) error {
 	return nil
 }
 
-func (h *Home) loadCounts() {
-	data, err := os.ReadFile(h.Opts.Home.CountsFile())
+// loadCounts reads the counts file; what is wrong with it is recorded in Counts.Err. A file
+// that is not a regular file or is too large is also returned (as a data error): the runtime
+// hangs reading a pipe or a device, so only a tolerant purpose goes on without it.
+func (h *Home) loadCounts() error {
+	path := h.Opts.Home.CountsFile()
+	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxCountsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return
+		return nil
 	}
 	c := &h.Counts
 	c.Present = true
 	if err != nil {
 		c.Err = err
-		return
+		if errors.Is(err, sessionsjson.ErrNotRegular) || errors.Is(err, sessionsjson.ErrTooLarge) {
+			return failure.Mark(failure.Data, c.Err)
+		}
+		return nil
 	}
 	c.Data = data
 	c.Parsed, c.Err = sessionsjson.DecodeCounts(data)
+	return nil
 }
 
 // Entry returns the primary routing entry for key, or nil.
@@ -396,11 +406,12 @@ func (h *Home) NeedDB() error {
 	return nil
 }
 
-func readError(err error) error {
-	if errors.Is(err, syscall.EISDIR) {
-		return fmt.Errorf("is a directory, not a file: %w", sessionsjson.ErrCorrupt)
+// readError words a failed read of path: a file of the wrong type or size names itself.
+func readError(path string, err error) error {
+	if errors.Is(err, sessionsjson.ErrNotRegular) || errors.Is(err, sessionsjson.ErrTooLarge) {
+		return err
 	}
-	return err
+	return fmt.Errorf("read %s: %w", path, err)
 }
 
 // fileExists reports whether path exists (following symlinks).

@@ -41,7 +41,7 @@ func MoveFile(from, to string) error {
 // copyFileSynced copies from to a new file to (never an existing one) with from's mode and
 // owner, and syncs it; a copy it created and could not finish is removed.
 func copyFileSynced(from, to string) error {
-	src, err := os.Open(from)
+	src, err := sessionsjson.OpenRegularFile(from)
 	if err != nil {
 		return err
 	}
@@ -151,11 +151,11 @@ func (j *Journal) SettleStashes(warn func(string, ...any)) {
 
 // sameFile reports whether a and b are both regular files with the same content.
 func sameFile(a, b string) bool {
-	da, err := os.ReadFile(a)
+	da, err := sessionsjson.ReadRegularFile(a, MaxBytes)
 	if err != nil {
 		return false
 	}
-	db, err := os.ReadFile(b)
+	db, err := sessionsjson.ReadRegularFile(b, MaxBytes)
 	return err == nil && bytes.Equal(da, db)
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -173,11 +174,18 @@ func writeArray[T any](w io.Writer, name string, items []T, appendItem func([]by
 	return err
 }
 
-// Read loads a journal file.
+// MaxBytes is the largest journal Read accepts: 1 GiB. A state.db repair's journal (one
+// batch of at most 500 rows) is a few MB; a routing journal holds two images of each entry it
+// changes, so it is bounded by about twice the routing index.
+const MaxBytes = 1 << 30
+
+// Read loads a journal file. Anything but a regular file (a named pipe, a device such as
+// /dev/zero, a directory) and a file over MaxBytes are refused before a byte is read, as
+// data errors.
 func Read(path string) (*Journal, error) {
-	data, err := os.ReadFile(path)
+	data, err := sessionsjson.ReadRegularFile(path, MaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, failure.Mark(failure.Data, fmt.Errorf("read journal: %w", err))
 	}
 	var j Journal
 	if err := json.Unmarshal(data, &j); err != nil {

@@ -115,7 +115,7 @@ func pending(h *home.Home, inv *journal.Journal) error {
 // holds its after side (nothing to do); anything else is a conflict. A stashed side can only
 // be checked for presence: its content moved.
 func filePending(f journal.FileImage) (bool, error) {
-	cur, err := os.ReadFile(f.Path)
+	cur, err := sessionsjson.ReadRegularFile(f.Path, journal.MaxBytes)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, failure.Mark(failure.Data, fmt.Errorf("read %s: %w", f.Path, err))
