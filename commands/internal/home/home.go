@@ -438,12 +438,17 @@ func readmeText(data []byte) string {
 }
 
 // Lock takes sessionctl's advisory lock on the home (failing with sessionsjson.ErrLocked,
-// naming the holder, while another sessionctl writes it) and returns its release.
+// naming the holder, while another sessionctl writes it) and returns its release. A symbolic
+// link (or a file of the wrong type) where sessionctl keeps its files under <home>/sessionctl/
+// is a refusal: nothing is written through it.
 func Lock(h sessionsjson.Home) (func() error, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("home %s: %w", h.Dir, err)
 	}
 	release, err := sessionsjson.AcquireToolLock(h)
+	if errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+		return nil, failure.Mark(failure.Refused, fmt.Errorf("refusing to write this home: %w", err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("another sessionctl is writing this home: %w", err)
 	}

@@ -104,7 +104,14 @@ func Stash(files []FileImage, warn func(string, ...any)) {
 		return
 	}
 	stash := filepath.Dir(files[0].BeforeStash)
-	fresh := os.MkdirAll(filepath.Dir(stash), 0o700) == nil && os.Mkdir(stash, 0o700) == nil
+	fresh := os.Mkdir(stash, 0o700) == nil // in the journal's directory, which Write made
+	if fi, err := os.Lstat(stash); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("%s is %s, not a directory", stash, sessionsjson.FileKind(fi.Mode()))
+		}
+		warn("stash: %v: the files stay where they were", err)
+		return
+	}
 	for _, f := range files {
 		err := fs.ErrExist
 		if fresh {
@@ -172,6 +179,11 @@ func exists(path string) bool {
 // before those stashes hold its content instead). A path that is not clean and absolute, or
 // that is a symbolic link, is refused too.
 func (j *Journal) CheckPaths(home sessionsjson.Home) error {
+	for _, dir := range []string{home.ToolDir(), home.JournalDir()} {
+		if err := refuseSymlink(dir); err != nil {
+			return err
+		}
+	}
 	for _, f := range j.Files {
 		if err := checkFile(home, f); err != nil {
 			return err
@@ -195,6 +207,9 @@ func checkFile(home sessionsjson.Home, f FileImage) error {
 			return fmt.Errorf("names a stash sessionctl never uses for %s: %q", filepath.Base(f.Path), stash)
 		}
 		if err := refuseSymlink(stash); err != nil {
+			return err
+		}
+		if err := refuseSymlink(filepath.Dir(stash)); err != nil {
 			return err
 		}
 	}

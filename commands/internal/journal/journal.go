@@ -7,8 +7,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,16 +74,21 @@ func NewPath(dir, command string) string {
 // Write writes j to path (mode 0600, synced, with the directories it created), stamping its
 // version and creation time. Writing the same journal again replaces it, so it may be called
 // from a transaction that is retried. A journal that could not be written whole is removed.
+//
+// path must be in j.Home's journal directory, and nothing there is followed: every directory
+// from <home>/sessionctl down is created or checked without following a symbolic link, the
+// file is created with O_NOFOLLOW, and neither it nor its stash may be a symbolic link (a
+// refusal, sessionsjson.ErrUnsafeToolPath).
 func Write(path string, j *Journal) error {
-	dirs, err := makeDir(filepath.Dir(path))
+	dirs, err := sessionsjson.MakeToolDir(sessionsjson.Home{Dir: j.Home}, filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("create journal dir: %w", err)
+		return refusal(fmt.Errorf("create journal dir: %w", err))
 	}
 	j.Version = 1
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := create(path)
 	if err != nil {
-		return fmt.Errorf("create journal: %w", err)
+		return refusal(fmt.Errorf("create journal: %w", err))
 	}
 	w := bufio.NewWriterSize(f, 256<<10)
 	err = encode(w, j)
@@ -104,17 +111,36 @@ func Write(path string, j *Journal) error {
 	return nil
 }
 
-// makeDir creates dir (mode 0700) and returns the directories whose entries must be synced
-// for a file created in it to survive a crash: dir, and the parents it created.
-func makeDir(dir string) ([]string, error) {
-	dirs := []string{dir}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
-			break
+// create makes a new journal file at path (0600, O_EXCL, O_NOFOLLOW): a regular file there
+// (an earlier attempt of the same write) is replaced; a symbolic link or anything else, at
+// path or at its stash, is refused.
+func create(path string) (*os.File, error) {
+	for _, p := range []string{StashDir(path), path} {
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, fmt.Errorf("%s is a symbolic link: %w", p, sessionsjson.ErrUnsafeToolPath)
+		case p == path && fi.Mode().IsRegular():
+			if err := os.Remove(path); err != nil {
+				return nil, err
+			}
+		case p == path || !fi.IsDir():
+			return nil, fmt.Errorf("%s is %s: %w", p, sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrUnsafeToolPath)
 		}
-		dirs = append(dirs, filepath.Dir(d))
 	}
-	return dirs, os.MkdirAll(dir, 0o700)
+	return sessionsjson.OpenToolFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+}
+
+// refusal marks an error about a symbolic link or a file of the wrong type under
+// <home>/sessionctl/ as a refusal.
+func refusal(err error) error {
+	if errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+		return failure.Mark(failure.Refused, err)
+	}
+	return err
 }
 
 // encode writes j as JSON to w: the header fields indented by encoding/json, then the files

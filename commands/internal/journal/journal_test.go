@@ -3,11 +3,15 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"syscall"
 	"testing"
 
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -112,6 +116,9 @@ func TestJournalCheckPaths(t *testing.T) {
 	if err := os.Symlink("/etc/hostname", filepath.Join(sessions, "link.jsonl")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(journals, "linked.files")); err != nil {
+		t.Fatal(err)
+	}
 	transcript := filepath.Join(sessions, "s1.jsonl")
 	stash := filepath.Join(journals, "20261123T000000Z-prune-ghosts.files", "s1.jsonl")
 	tests := []struct {
@@ -135,6 +142,7 @@ func TestJournalCheckPaths(t *testing.T) {
 		{"stash of another name", FileImage{Path: transcript, AfterStash: filepath.Join(filepath.Dir(stash), "s2.jsonl")}, false},
 		{"stash outside a .files directory", FileImage{Path: transcript, AfterStash: filepath.Join(journals, "s1.jsonl")}, false},
 		{"stash in the sessions directory", FileImage{Path: transcript, AfterStash: filepath.Join(sessions, "x.files", "s1.jsonl")}, false},
+		{"stash in a linked .files directory", FileImage{Path: transcript, AfterStash: filepath.Join(journals, "linked.files", "s1.jsonl")}, false},
 		{"stash climbing out", FileImage{Path: transcript, BeforeStash: journals + "/j.files/../../../s1.jsonl"}, false},
 	}
 	for _, tt := range tests {
@@ -181,4 +189,117 @@ func FuzzReadJournal(f *testing.F) {
 			t.Fatalf("encoding not stable:\n%s\n%s", first.Bytes(), second.Bytes())
 		}
 	})
+}
+
+// TestWriteRefusesLinks: a journal is written only in its home's journal directory, never
+// through a symbolic link (the file, its stash, the journal directory or <home>/sessionctl),
+// and such a refusal is marked failure.Refused; a regular file left by an earlier attempt of
+// the same write is replaced.
+func TestWriteRefusesLinks(t *testing.T) {
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, h sessionsjson.Home, path, outside string)
+	}{
+		{"tool dir", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustLink(t, outside, h.ToolDir())
+		}},
+		{"journal dir", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.ToolDir())
+			mustLink(t, outside, h.JournalDir())
+		}},
+		{"journal file", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.JournalDir())
+			mustLink(t, filepath.Join(outside, "j.json"), path)
+		}},
+		{"stash", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.JournalDir())
+			mustLink(t, outside, StashDir(path))
+		}},
+		{"journal file is a named pipe", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.JournalDir())
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, outside := sessionsjson.Home{Dir: t.TempDir()}, t.TempDir()
+			path := filepath.Join(h.JournalDir(), "j.json")
+			tt.plant(t, h, path, outside)
+			err := Write(path, &Journal{Command: "x", Home: h.Dir})
+			if !errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+				t.Fatalf("Write = %v", err)
+			}
+			if class, _ := failure.ClassOf(err); class != failure.Refused {
+				t.Errorf("class %v, want Refused", class)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("written outside the home: %v", entries)
+			}
+		})
+	}
+	t.Run("outside the journal directory", func(t *testing.T) {
+		h := sessionsjson.Home{Dir: t.TempDir()}
+		if err := Write(filepath.Join(h.Dir, "j.json"), &Journal{Home: h.Dir}); !errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+			t.Fatalf("Write = %v", err)
+		}
+	})
+	t.Run("an earlier attempt is replaced", func(t *testing.T) {
+		h := sessionsjson.Home{Dir: t.TempDir()}
+		path := filepath.Join(h.JournalDir(), "j.json")
+		for _, cmd := range []string{"first", "second"} {
+			if err := Write(path, &Journal{Command: cmd, Home: h.Dir}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j, err := Read(path)
+		if err != nil || j.Command != "second" {
+			t.Fatalf("Read = %+v, %v", j, err)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v", st.Mode())
+		}
+	})
+}
+
+// TestStashRefusesLink: a stash directory that is a symbolic link (planted after the journal
+// was written) receives nothing: the files stay in place, with a warning.
+func TestStashRefusesLink(t *testing.T) {
+	h, outside := sessionsjson.Home{Dir: t.TempDir()}, t.TempDir()
+	mustMkdirAll(t, h.SessionsDir())
+	path := filepath.Join(h.JournalDir(), "j.json")
+	if err := Write(path, &Journal{Home: h.Dir}); err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(h.SessionsDir(), "s1.jsonl")
+	if err := os.WriteFile(transcript, []byte("t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustLink(t, outside, StashDir(path))
+	var warnings []string
+	Stash(StashImages([]string{transcript}, StashDir(path)), func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
+	if _, err := os.Stat(transcript); err != nil {
+		t.Fatalf("transcript moved: %v", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("moved outside the home: %v", entries)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings: %q", warnings)
+	}
+}
+
+func mustLink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMkdirAll(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 }
