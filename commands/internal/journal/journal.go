@@ -45,6 +45,78 @@ type EntryImage struct {
 	After  json.RawMessage `json:"after"`
 }
 
+// entryImageJSON is an EntryImage as a journal holds it. An image that is not standard JSON
+// (it holds NaN, Infinity or -Infinity, which the runtime's json reads and writes) is kept as
+// its text in before_text or after_text, the image itself null; a journal with such an image
+// is version 2, so that a sessionctl that knows only version 1 refuses it instead of taking
+// the null for an absent entry.
+type entryImageJSON struct {
+	Store      string          `json:"store"`
+	Key        string          `json:"key"`
+	Before     json.RawMessage `json:"before"`
+	After      json.RawMessage `json:"after"`
+	BeforeText *string         `json:"before_text,omitempty"`
+	AfterText  *string         `json:"after_text,omitempty"`
+}
+
+// Journal versions: 2 when an entry image needs its text form (entryImageJSON), else 1.
+const (
+	version     = 1
+	versionText = 2
+)
+
+// MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
+func (e EntryImage) MarshalJSON() ([]byte, error) {
+	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After}
+	out.Before, out.BeforeText = imageSide(e.Before)
+	out.After, out.AfterText = imageSide(e.After)
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads an image, from its text field where it has one.
+func (e *EntryImage) UnmarshalJSON(data []byte) error {
+	var in entryImageJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After}
+	for _, side := range []struct {
+		text *string
+		img  *json.RawMessage
+	}{{in.BeforeText, &e.Before}, {in.AfterText, &e.After}} {
+		if side.text == nil {
+			continue
+		}
+		if len(*side.img) > 0 && string(*side.img) != "null" {
+			return fmt.Errorf("entry %q has an image and its text", in.Key)
+		}
+		*side.img = json.RawMessage(*side.text)
+	}
+	return nil
+}
+
+// imageSide returns an image side as written: itself when it is standard JSON (or absent),
+// else null and its text.
+func imageSide(img json.RawMessage) (json.RawMessage, *string) {
+	if img == nil || json.Valid(img) {
+		return img, nil
+	}
+	text := string(img)
+	return nil, &text
+}
+
+// needsText reports whether any entry image of j is kept as text (version 2).
+func (j *Journal) needsText() bool {
+	for _, e := range j.Routing {
+		for _, img := range []json.RawMessage{e.Before, e.After} {
+			if _, text := imageSide(img); text != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FileImage is a whole file before and after. A side is absent when its content is nil and
 // it has no stash. A stash is a file the content was moved to (or comes from) instead of
 // being copied into the journal: prune-ghosts moves transcript files into
@@ -84,7 +156,10 @@ func Write(path string, j *Journal) error {
 	if err != nil {
 		return refusal(fmt.Errorf("create journal dir: %w", err))
 	}
-	j.Version = 1
+	j.Version = version
+	if j.needsText() {
+		j.Version = versionText
+	}
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	f, err := create(path)
 	if err != nil {
@@ -217,7 +292,7 @@ func Read(path string) (*Journal, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
 	}
-	if j.Version != 1 {
+	if j.Version != version && j.Version != versionText {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s: unsupported version %d", path, j.Version))
 	}
 	return &j, nil

@@ -303,3 +303,66 @@ func mustMkdirAll(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestEntryImagesWithPythonConstants: an entry image holding NaN or Infinity (values the
+// runtime's json reads and writes) is journaled as its text, in a version 2 journal, and read
+// back byte for byte; a journal without one stays version 1.
+func TestEntryImagesWithPythonConstants(t *testing.T) {
+	h := sessionsjson.Home{Dir: t.TempDir()}
+	before := json.RawMessage(`{"input_tokens":NaN,"x":[Infinity,-Infinity],"suspended":false}`)
+	after := json.RawMessage(`{"input_tokens":NaN,"x":[Infinity,-Infinity],"suspended":true}`)
+	for _, tt := range []struct {
+		name    string
+		routing []EntryImage
+		version int
+	}{
+		{"standard JSON", []EntryImage{{Store: "sessions.json", Key: "k", Before: json.RawMessage(`{"a":1}`), After: json.RawMessage(`{"a":2}`)}}, 1},
+		{"NaN and Infinity", []EntryImage{{Store: "sessions.json", Key: "k", Before: before, After: after}, {Store: "gateway_routing", Key: "k2", Before: json.RawMessage(`{"a":1}`), After: after}}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(h.JournalDir(), tt.name+".json")
+			if err := Write(path, &Journal{Command: "suspend", Home: h.Dir, Routing: tt.routing}); err != nil {
+				t.Fatal(err)
+			}
+			j, err := Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Version != tt.version {
+				t.Errorf("version %d, want %d", j.Version, tt.version)
+			}
+			same := len(j.Routing) == len(tt.routing)
+			for i := 0; same && i < len(j.Routing); i++ {
+				got, want := j.Routing[i], tt.routing[i]
+				same = got.Store == want.Store && got.Key == want.Key &&
+					sessionsjson.SameValue(got.Before, want.Before) && sessionsjson.SameValue(got.After, want.After)
+				if _, text := imageSide(want.Before); text != nil && string(got.Before) != *text {
+					same = false
+				}
+			}
+			if !same {
+				t.Errorf("routing read back as %s", mustJSON(t, j.Routing))
+			}
+			data, _ := os.ReadFile(path)
+			if !json.Valid(data) {
+				t.Errorf("journal is not valid JSON:\n%s", data)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "both.json")
+	if err := os.WriteFile(path, []byte(`{"version": 2, "routing": [{"store": "sessions.json", "key": "k", "before": {"a": 1}, "before_text": "{}", "after": null}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil {
+		t.Error("an image with both forms was read")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
