@@ -216,6 +216,40 @@ func checkFile(home sessionsjson.Home, f FileImage) error {
 	return refuseSymlink(f.Path)
 }
 
+// ForHome makes j a journal of home when it was written for the same directory under another
+// name (home, or the journal's home, reached through a symbolic link): the two names are
+// compared resolved, and j.Home and every file path below it are rewritten to home.Dir, so
+// that the path checks and the restore see the paths of the home in use. A journal of
+// another home is an error.
+func (j *Journal) ForHome(home sessionsjson.Home) error {
+	if j.Home == home.Dir {
+		return nil
+	}
+	mine, err1 := filepath.EvalSymlinks(j.Home)
+	theirs, err2 := filepath.EvalSymlinks(home.Dir)
+	if err1 != nil || err2 != nil || mine != theirs || !isCleanAbs(j.Home) {
+		return fmt.Errorf("journal belongs to home %s, not %s", j.Home, home.Dir)
+	}
+	rebase := func(p string) string {
+		if rel, ok := strings.CutPrefix(p, j.Home+string(filepath.Separator)); ok && p != "" && isCleanAbs(p) {
+			return filepath.Join(home.Dir, rel)
+		}
+		return p // not below the journal's home: CheckPaths refuses it
+	}
+	for i := range j.Files {
+		f := &j.Files[i]
+		f.Path = rebase(f.Path)
+		if f.BeforeStash != "" {
+			f.BeforeStash = rebase(f.BeforeStash)
+		}
+		if f.AfterStash != "" {
+			f.AfterStash = rebase(f.AfterStash)
+		}
+	}
+	j.Home = home.Dir
+	return nil
+}
+
 // isCleanAbs reports whether path is absolute and already clean (no "..", no doubled "/").
 func isCleanAbs(path string) bool {
 	return filepath.IsAbs(path) && filepath.Clean(path) == path

@@ -366,3 +366,35 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return data
 }
+
+// TestForHome: a journal written through a symbolic link to the home (or through the home,
+// read through a link) is taken for the home in use, its paths rewritten below it; a journal
+// of another home is refused; paths outside the journal's home are left for CheckPaths.
+func TestForHome(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	mustLink(t, real, link)
+	other := t.TempDir()
+	files := func(home string) []FileImage {
+		return []FileImage{
+			{Path: home + "/sessions/s1.jsonl", BeforeStash: home + "/sessionctl/journal/j.files/s1.jsonl"},
+			{Path: home + "/.restart_failure_counts"},
+			{Path: "/etc/passwd"},
+		}
+	}
+	for _, tt := range []struct{ from, to string }{{link, real}, {real, link}, {real, real}} {
+		j := &Journal{Home: tt.from, Files: files(tt.from)}
+		if err := j.ForHome(sessionsjson.Home{Dir: tt.to}); err != nil {
+			t.Fatalf("%s for %s: %v", tt.from, tt.to, err)
+		}
+		if want := files(tt.to); j.Home != tt.to || !reflect.DeepEqual(j.Files, want) {
+			t.Errorf("%s for %s: %s %+v", tt.from, tt.to, j.Home, j.Files)
+		}
+	}
+	for _, from := range []string{other, real + "/sessions/..", "relative"} {
+		j := &Journal{Home: from, Files: files(from)}
+		if err := j.ForHome(sessionsjson.Home{Dir: link}); err == nil {
+			t.Errorf("journal of %s taken for %s", from, link)
+		}
+	}
+}

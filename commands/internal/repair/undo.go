@@ -28,8 +28,8 @@ var ErrUndoConflict = errors.New("the data changed since this journal was writte
 // interrupted undo leaves. The restore is itself journaled.
 func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome, error) {
 	h := r.H
-	if j.Home != h.Opts.Home.Dir {
-		return Outcome{}, failure.Mark(failure.Refused, fmt.Errorf("journal belongs to home %s, not %s", j.Home, h.Opts.Home.Dir))
+	if err := j.ForHome(h.Opts.Home); err != nil { // the same home through a symbolic link is fine
+		return Outcome{}, failure.Mark(failure.Refused, err)
 	}
 	if err := j.CheckPaths(h.Opts.Home); err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
