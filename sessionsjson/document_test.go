@@ -266,6 +266,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"k": {"session_key": "k", "session_id": "../x", "created_at": 1}}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte("\xEF\xBB\xBF{}"))
+	f.Add([]byte(`{"k": {"session_key": "k", "n": NaN, "i": [Infinity, -Infinity, 1e999]}, "x": -Infinity}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, g := range []Generation{GenR0418, GenR0715} {
 			fuzzDecodeOne(t, data, RulesFor(g))

@@ -161,6 +161,7 @@ func FuzzReadJournal(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "command": "suspend", "home": "/h", "files": [{"path": "/h/x", "before": "YQ==", "after": null}]}`))
 	f.Add([]byte(`{"version": 1, "rows": [{"table": "sessions", "key": {"id": {"text": "s1"}}, "before": null, "after": null}]}`))
 	f.Add([]byte(`{"version": 2}`))
+	f.Add([]byte(`{"version": 2, "routing": [{"store": "sessions.json", "key": "k", "before": null, "after": {"a": 1}, "before_text": "{\"a\": NaN}"}]}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "j.json")
