@@ -341,9 +341,10 @@ func (h *Home) loadRoutingRows(ctx context.Context, n int) error {
 	return nil
 }
 
-// loadCounts reads the counts file; what is wrong with it is recorded in Counts.Err. A file
-// that is not a regular file or is too large is also returned (as a data error): the runtime
-// hangs reading a pipe or a device, so only a tolerant purpose goes on without it.
+// loadCounts reads the counts file; what is wrong with it is recorded in Counts.Err. A named
+// pipe, a device or a file over the limit is also returned (as a data error): the runtime's
+// start-up read of a pipe or a device never finishes, so only a tolerant purpose goes on
+// without it. A directory is only recorded (the runtime's read raises, and it goes on).
 func (h *Home) loadCounts() error {
 	path := h.Opts.Home.CountsFile()
 	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxCountsBytes)
@@ -354,7 +355,7 @@ func (h *Home) loadCounts() error {
 	c.Present = true
 	if err != nil {
 		c.Err = err
-		if errors.Is(err, sessionsjson.ErrNotRegular) || errors.Is(err, sessionsjson.ErrTooLarge) {
+		if sessionsjson.ReadNeverEnds(err) || errors.Is(err, sessionsjson.ErrTooLarge) {
 			return failure.Mark(failure.Data, c.Err)
 		}
 		return nil
