@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
@@ -45,10 +47,14 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		Getenv:      os.Getenv,
 		UserHomeDir: userHomeDir(),
 	})
+	var bad *sessionsjson.ActiveProfileError
+	if errors.As(err, &bad) {
+		return nil, failure.Mark(failure.Data, fmt.Errorf("resolve home: %w", err))
+	}
 	if err != nil {
 		return nil, usage(fmt.Errorf("resolve home: %w", err))
 	}
-	clock, err := parseClock(c.String("now"))
+	clock, err := parseClock(c.String("now"), c.IsSet("now"))
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +86,10 @@ func userHomeDir() string {
 	return dir
 }
 
-func parseClock(value string) (sessionsjson.Clock, error) {
-	if value == "" {
+// parseClock parses --now; without the flag the clock is now. The flag given an empty value
+// is a usage error, not the clock.
+func parseClock(value string, set bool) (sessionsjson.Clock, error) {
+	if !set {
 		return sessionsjson.ClockFromTime(time.Now()), nil
 	}
 	clock, err := sessionsjson.ParseNow(value)

@@ -23,7 +23,11 @@ func TestDecodeCorrupt(t *testing.T) {
 		{"string", `"x"`, "a string, not an object"},
 		{"trailing", `{} {}`, "extra data"},
 		{"trailing comma", `{"a": 1,}`, "expected a string key"},
-		{"nan", `{"a": NaN}`, "expected a value"},
+		{"lower-case nan", `{"a": nan}`, "expected a value"},
+		{"-NaN", `{"a": -NaN}`, "expected a digit"},
+		{"+Infinity", `{"a": +Infinity}`, "expected a value"},
+		{"Inf", `{"a": Inf}`, "expected a value"},
+		{"integer over 4300 digits", `{"a": {"b": ` + strings.Repeat("7", 4301) + `}}`, "Python's json refuses integers of more than 4300 digits"},
 		{"control char", "{\"a\": \"x\ny\"}", "control character"},
 		{"bad escape", `{"a": "\x"}`, "invalid escape"},
 		{"leading zero", `{"a": 01}`, "expected ',' or"},
@@ -262,6 +266,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"k": {"session_key": "k", "session_id": "../x", "created_at": 1}}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte("\xEF\xBB\xBF{}"))
+	f.Add([]byte(`{"k": {"session_key": "k", "n": NaN, "i": [Infinity, -Infinity, 1e999]}, "x": -Infinity}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, g := range []Generation{GenR0418, GenR0715} {
 			fuzzDecodeOne(t, data, RulesFor(g))

@@ -210,6 +210,17 @@ func TestResolveHome(t *testing.T) {
 	badActive := filepath.Join(root, "badactive")
 	mustMkdir(t, badActive)
 	mustWrite(t, filepath.Join(badActive, "active_profile"), "Bad Name", 0o600)
+	dirActive := filepath.Join(root, "diractive")
+	mustMkdir(t, filepath.Join(dirActive, "active_profile"))
+	binActive := filepath.Join(root, "binactive")
+	mustMkdir(t, binActive)
+	mustWrite(t, filepath.Join(binActive, "active_profile"), "coder\xff", 0o600)
+	twoLines := filepath.Join(root, "twolines")
+	mustMkdir(t, twoLines)
+	mustWrite(t, filepath.Join(twoLines, "active_profile"), "coder\nother\n", 0o600)
+	padded := filepath.Join(root, "padded")
+	mustMkdir(t, padded)
+	mustWrite(t, filepath.Join(padded, "active_profile"), "\x1c coder\t\n\u3000", 0o600)
 	profDir := filepath.Join(withActive, "profiles", "x")
 	mustMkdir(t, profDir)
 	mustWrite(t, filepath.Join(profDir, "active_profile"), "coder", 0o600)
@@ -226,7 +237,11 @@ func TestResolveHome(t *testing.T) {
 		{"profile flag", HomeOptions{Home: withActive, Profile: "ops"}, nil, filepath.Join(withActive, "profiles", "ops"), SourceFlag, SourceFlag, "ops", nil},
 		{"profile default", HomeOptions{Home: withActive, Profile: "default"}, nil, withActive, SourceFlag, SourceFlag, "default", nil},
 		{"invalid profile flag", HomeOptions{Home: root, Profile: "../x"}, nil, "", "", "", "", ErrInvalid},
-		{"invalid active_profile", HomeOptions{Home: badActive}, nil, "", "", "", "", ErrInvalid},
+		{"invalid active_profile", HomeOptions{Home: badActive}, nil, "", "", "", "", ErrCorrupt},
+		{"active_profile a directory", HomeOptions{Home: dirActive}, nil, "", "", "", "", ErrCorrupt},
+		{"active_profile not UTF-8", HomeOptions{Home: binActive}, nil, "", "", "", "", ErrCorrupt},
+		{"active_profile stripped whole", HomeOptions{Home: twoLines}, nil, "", "", "", "", ErrCorrupt},
+		{"active_profile stripped as Python strips", HomeOptions{Home: padded}, nil, filepath.Join(padded, "profiles", "coder"), SourceFlag, SourceActiveProfile, "coder", nil},
 		{"s6 child ignores active_profile", HomeOptions{Home: withActive}, map[string]string{"HERMES_S6_SUPERVISED_CHILD": "1"}, withActive, SourceFlag, "", "", nil},
 		{"profile dir ignores active_profile", HomeOptions{Home: profDir}, nil, profDir, SourceFlag, "", "", nil},
 	}
@@ -237,6 +252,10 @@ func TestResolveHome(t *testing.T) {
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				var ape *ActiveProfileError
+				if errors.Is(tt.err, ErrCorrupt) && (!errors.As(err, &ape) || !strings.HasPrefix(err.Error(), filepath.Join(tt.opts.Home, "active_profile")+": ")) {
+					t.Errorf("error %v does not name the active_profile file", err)
 				}
 				return
 			}

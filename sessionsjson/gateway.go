@@ -61,9 +61,10 @@ func DetectGateway(h Home) GatewayStatus {
 	return checkState(h, MethodLockFree, "gateway.lock is not locked")
 }
 
-// probeLock reports whether another process holds an flock on path.
+// probeLock reports whether another process holds an flock on path. The open never blocks
+// (a named pipe there would otherwise wait for a writer).
 func probeLock(path string) (bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return false, err
 	}
@@ -79,7 +80,7 @@ func probeLock(path string) (bool, error) {
 }
 
 func readPIDRecord(path string) (pidRecord, bool) {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegularFile(path, MaxSmallFileBytes)
 	if err != nil {
 		return pidRecord{}, false
 	}

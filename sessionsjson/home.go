@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Sources of the resolved home and profile.
@@ -63,12 +65,30 @@ func ResolveHome(o HomeOptions) (Home, error) {
 	if looksLikeProfileDir(root) || getenv("HERMES_S6_SUPERVISED_CHILD") != "" {
 		return h, nil
 	}
-	name, ok := readActiveProfile(root)
-	if !ok {
-		return h, nil
+	name, ok, err := readActiveProfile(root)
+	if err != nil || !ok {
+		return h, err
+	}
+	if !profileName.MatchString(name) {
+		return Home{}, &ActiveProfileError{Path: filepath.Join(root, "active_profile"),
+			Err: fmt.Errorf("names profile %q, which must match %s", name, profileName)}
 	}
 	return h.withProfile(name, SourceActiveProfile)
 }
+
+// ActiveProfileError is an active_profile file sessionctl cannot follow: unreadable, not a
+// regular file, or naming an invalid profile. It is an ErrCorrupt and names the file. (The
+// runtime refuses an invalid name too, but starts in the root when it cannot read the file;
+// sessionctl, perhaps run as another user, would then work on another home than the gateway's.)
+type ActiveProfileError struct {
+	Path string
+	Err  error
+}
+
+func (e *ActiveProfileError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap makes the error its cause and an ErrCorrupt.
+func (e *ActiveProfileError) Unwrap() []error { return []error{e.Err, ErrCorrupt} }
 
 func resolveRoot(o HomeOptions, getenv func(string) string) (string, string, error) {
 	root, source := o.Home, SourceFlag
@@ -107,16 +127,36 @@ func looksLikeProfileDir(root string) bool {
 	return filepath.Base(filepath.Dir(root)) == "profiles"
 }
 
-// readActiveProfile reads the sticky profile file; ok is false when it selects the root
-// (absent, unreadable, empty or "default").
-func readActiveProfile(root string) (string, bool) {
-	data, err := os.ReadFile(filepath.Join(root, "active_profile"))
-	if err != nil {
-		return "", false
+// readActiveProfile reads the sticky profile file as the runtime does, its whole text
+// stripped (upstream hermes_cli/main.py _apply_profile_override, as of c2a3b9ce5); ok is false
+// when it selects the root (absent, empty or "default"). A file that cannot be read (not a
+// regular file, not UTF-8, unreadable) is an ActiveProfileError.
+func readActiveProfile(root string) (string, bool, error) {
+	path := filepath.Join(root, "active_profile")
+	data, err := ReadRegularFile(path, MaxSmallFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	name := strings.TrimSpace(line)
-	return name, name != "" && name != defaultProfile
+	if err == nil && !utf8.Valid(data) {
+		err = errors.New("not valid UTF-8")
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		} else if errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge) { // they name the file
+			err = errors.New(strings.TrimPrefix(err.Error(), path+": "))
+		}
+		return "", false, &ActiveProfileError{Path: path, Err: err}
+	}
+	name := strings.TrimFunc(string(data), pyIsSpace)
+	return name, name != "" && name != defaultProfile, nil
+}
+
+// pyIsSpace is Python's str.isspace for one character: Unicode white space, and the
+// separators U+001C–U+001F.
+func pyIsSpace(r rune) bool {
+	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
 }
 
 // SessionsDir is <home>/sessions.

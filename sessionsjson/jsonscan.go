@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 )
 
+// maxIntDigits is Python's default sys.int_max_str_digits.
+const maxIntDigits = 4300
+
 // maxDepth mirrors CPython's default recursion limit: deeper nesting makes json.load raise
 // RecursionError, so the runtime fails to load the file.
 const maxDepth = 1000
@@ -14,7 +17,13 @@ const maxDepth = 1000
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // scanner is a strict, allocation-light JSON validator over a byte slice. It accepts exactly
-// what Python's json module accepts in strict mode, except NaN/Infinity (rejected).
+// what Python's json.loads accepts (the runtime reads sessions.json, the counts file and
+// entry_json with its defaults): JSON, plus the constants NaN, Infinity and -Infinity as
+// values (parse_constant), minus integers of more than maxIntDigits digits.
+//
+// maxIntDigits is Python's int_max_str_digits (3.11 and later; the runtime requires
+// Python >= 3.11): json.loads raises ValueError on a longer integer literal, so the runtime
+// cannot load a file that holds one. Floats have no such limit.
 type scanner struct {
 	data  []byte
 	pos   int
@@ -76,8 +85,14 @@ func (s *scanner) value() (start, end int, err error) {
 		err = s.container('}', true)
 	case c == '[':
 		err = s.container(']', false)
+	case c == '-' && bytes.HasPrefix(s.data[s.pos:], []byte("-Infinity")):
+		err = s.literal("-Infinity")
 	case c == '-' || c >= '0' && c <= '9':
 		err = s.number()
+	case c == 'N':
+		err = s.literal("NaN")
+	case c == 'I':
+		err = s.literal("Infinity")
 	case c == 't':
 		err = s.literal("true")
 	case c == 'f':
@@ -111,13 +126,17 @@ func (s *scanner) number() error {
 	if s.peek() == '-' {
 		s.pos++
 	}
+	intDigits := 0
 	switch c := s.peek(); {
 	case c == '0':
 		s.pos++
 	case c >= '1' && c <= '9':
-		s.digits()
+		intDigits = s.digits()
 	default:
 		return s.unexpected("expected a digit")
+	}
+	if c := s.peek(); intDigits > maxIntDigits && c != '.' && c != 'e' && c != 'E' {
+		return s.errorf("integer of %d digits: Python's json refuses integers of more than %d digits (ValueError)", intDigits, maxIntDigits)
 	}
 	if s.peek() == '.' {
 		s.pos++

@@ -142,8 +142,9 @@ func appendU4(dst []byte, r rune) []byte {
 }
 
 // appendPyNumber re-encodes a valid raw JSON number the way Python's json round-trips it:
-// integers keep their digits ("-0" becomes "0"), floats use Python's repr. A float that
-// overflows to infinity is copied verbatim (Python would write the invalid token Infinity).
+// integers keep their digits ("-0" becomes "0"), floats use Python's repr, and the constants
+// NaN, Infinity and -Infinity stay as they are. A float that overflows (1e999) loads as
+// infinity, which Python writes as Infinity.
 func appendPyNumber(dst, raw []byte) []byte {
 	if !bytes.ContainsAny(raw, ".eE") {
 		if string(raw) == "-0" {
@@ -151,9 +152,12 @@ func appendPyNumber(dst, raw []byte) []byte {
 		}
 		return append(dst, raw...)
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.IsInf(f, 0) {
-		return append(dst, raw...)
+	f, _ := strconv.ParseFloat(string(raw), 64) // valid JSON: only a range error, with ±Inf
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
 	}
 	return append(dst, pyFloatRepr(f)...)
 }
@@ -210,7 +214,16 @@ func pyStr(raw []byte) string {
 	case '{', '[':
 		return string(compactPy(raw))
 	}
-	return string(appendPyNumber(nil, raw))
+	n := appendPyNumber(nil, raw)
+	switch string(n) { // str(float) of the constants
+	case "NaN":
+		return "nan"
+	case "Infinity":
+		return "inf"
+	case "-Infinity":
+		return "-inf"
+	}
+	return string(n)
 }
 
 // truthy is Python truthiness of a decoded JSON value.

@@ -5,23 +5,34 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
+// ErrUnsafeToolPath reports a symbolic link, or a file of the wrong type, where sessionctl
+// keeps its own files under <home>/sessionctl/: following it would write outside the home.
+var ErrUnsafeToolPath = errors.New("a symbolic link or a file of the wrong type where sessionctl keeps its files")
+
 // AcquireToolLock takes the advisory lock <home>/sessionctl/lock (creating the directory
 // 0700 and the file 0600) and records this process's pid in it. When another process holds
 // it, the error wraps ErrLocked and names the holder's pid. release unlocks and closes; the
 // file is kept.
+//
+// Nothing under <home>/sessionctl/ is followed: the directory must be a real directory, the
+// lock a regular file (opened with O_NOFOLLOW), and, checked once the lock is held, the
+// journal directory a real directory with no symbolic link among its entries; anything else
+// is an ErrUnsafeToolPath error and nothing is written. The home itself may be reached
+// through a symbolic link.
 func AcquireToolLock(h Home) (release func() error, err error) {
-	if err := os.Mkdir(h.ToolDir(), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if _, err := MakeToolDir(h, h.ToolDir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("tool lock: home %s does not exist: %w", h.Dir, ErrNotFound)
 		}
 		return nil, fmt.Errorf("tool lock: %w", err)
 	}
-	f, err := os.OpenFile(h.ToolLockFile(), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := OpenToolFile(h.ToolLockFile(), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("tool lock: %w", err)
 	}
@@ -32,17 +43,126 @@ func AcquireToolLock(h Home) (release func() error, err error) {
 		}
 		return nil, fmt.Errorf("tool lock %s: %w", h.ToolLockFile(), err)
 	}
-	if err := writePID(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("tool lock %s: %w", h.ToolLockFile(), err)
-	}
-	return func() error {
+	release = func() error {
 		uerr := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		if err := f.Close(); uerr == nil {
 			uerr = err
 		}
 		return uerr
-	}, nil
+	}
+	if err := checkJournalDir(h); err != nil {
+		_ = release()
+		return nil, fmt.Errorf("tool lock: %w", err)
+	}
+	if err := writePID(f); err != nil {
+		_ = release()
+		return nil, fmt.Errorf("tool lock %s: %w", h.ToolLockFile(), err)
+	}
+	return release, nil
+}
+
+// MakeToolDir creates dir (mode 0700), which must be <home>/sessionctl or below it, one
+// component at a time without following a symbolic link: every component from
+// <home>/sessionctl down must be a real directory (ErrUnsafeToolPath otherwise). It returns
+// the directories whose entries must be synced for a file created in dir to survive a crash:
+// dir, and the parent of each directory it created.
+func MakeToolDir(h Home, dir string) ([]string, error) {
+	top := h.ToolDir()
+	rel, err := filepath.Rel(top, dir)
+	if err != nil || !filepath.IsAbs(dir) || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil, fmt.Errorf("%s is not below %s: %w", dir, top, ErrUnsafeToolPath)
+	}
+	path, sync := top, []string{dir}
+	parts := []string{}
+	if rel != "." {
+		parts = strings.Split(rel, string(filepath.Separator))
+	}
+	for i := -1; i < len(parts); i++ {
+		if i >= 0 {
+			path = filepath.Join(path, parts[i])
+		}
+		created, err := toolDir(path)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			sync = append(sync, filepath.Dir(path))
+		}
+	}
+	return sync, nil
+}
+
+// toolDir makes sure path is a real directory, creating it (0700) when absent.
+func toolDir(path string) (created bool, err error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, err
+		} else if err == nil {
+			created = true
+		}
+		fi, err = os.Lstat(path) // the directory just made, or what won a race for the name
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.IsDir() {
+		return false, fmt.Errorf("%s is %s, not a directory: %w", path, FileKind(fi.Mode()), ErrUnsafeToolPath)
+	}
+	return created, nil
+}
+
+// OpenToolFile opens a file sessionctl keeps under <home>/sessionctl/ with flag (os.O_RDWR,
+// os.O_CREATE, …; new files get mode 0600), never through a symbolic link (O_NOFOLLOW) and
+// never blocking; anything but a regular file is refused. Its directory is not checked here
+// (MakeToolDir does that).
+func OpenToolFile(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link: %w", path, ErrUnsafeToolPath)
+	}
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, fmt.Errorf("%s is a socket: %w", path, ErrUnsafeToolPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s, not a regular file: %w", path, FileKind(fi.Mode()), ErrUnsafeToolPath)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkJournalDir refuses a journal directory that is not a real directory or that holds a
+// symbolic link (a journal or a <journal>.files stash a later write or undo would follow).
+// A missing journal directory is fine.
+func checkJournalDir(h Home) error {
+	dir := h.JournalDir()
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is %s, not a directory: %w", dir, FileKind(fi.Mode()), ErrUnsafeToolPath)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: %w", filepath.Join(dir, e.Name()), ErrUnsafeToolPath)
+		}
+	}
+	return nil
 }
 
 func writePID(f *os.File) error {
@@ -54,9 +174,15 @@ func writePID(f *os.File) error {
 }
 
 func holder(path string) string {
-	data, err := os.ReadFile(path)
-	pid := strings.TrimSpace(string(data))
-	if err != nil || pid == "" {
+	f, err := OpenToolFile(path, os.O_RDONLY)
+	if err != nil {
+		return "another sessionctl process"
+	}
+	defer f.Close()
+	buf := make([]byte, 32)
+	n, _ := f.Read(buf)
+	pid := strings.TrimSpace(string(buf[:n]))
+	if pid == "" {
 		return "another sessionctl process"
 	}
 	return "pid " + pid

@@ -14,15 +14,16 @@ import (
 // _remove_session_files deletes from sessionsDir: <id>.json, <id>.jsonl and
 // request_dump_<id>_*.json. session_<id>.json is not included, nor sessions.json (the
 // routing index, which a session with id "sessions" would name). The directory is read once,
-// however many ids are asked for. An id that could name a path outside sessionsDir is
-// refused; a missing directory has no files.
+// however many ids are asked for. An id that is not a safe file name (UnsafeFileID) has no
+// files: the runtime's pattern would reach a path outside sessionsDir, another file of it, or
+// none at all, and its row is the runtime's business, not its files. A missing directory has
+// no files.
 func TranscriptFiles(sessionsDir string, ids []string) (map[string][]string, error) {
 	wanted := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") {
-			return nil, fmt.Errorf("transcript files: unsafe session id %q", id)
+		if UnsafeFileID(id) == "" {
+			wanted[id] = true
 		}
-		wanted[id] = true
 	}
 	names, err := readDirNames(sessionsDir)
 	if err != nil {
@@ -35,6 +36,31 @@ func TranscriptFiles(sessionsDir string, ids []string) (map[string][]string, err
 		}
 	}
 	return out, nil
+}
+
+// MaxFileIDBytes is the longest id that can name a file: NAME_MAX, 255 bytes.
+const MaxFileIDBytes = 255
+
+// UnsafeFileID says why a session id is not a safe file name ("" when it is): empty, "." or
+// "..", a "/" (a sub-directory, or from the start an absolute path the runtime's Path join
+// would take as is), a NUL byte (the runtime's unlink raises ValueError), or longer than
+// MaxFileIDBytes.
+func UnsafeFileID(id string) string {
+	switch {
+	case id == "":
+		return "empty"
+	case id == "." || id == "..":
+		return "a relative directory name"
+	case strings.HasPrefix(id, "/"):
+		return "an absolute path"
+	case strings.Contains(id, "/"):
+		return `contains "/"`
+	case strings.Contains(id, "\x00"):
+		return "contains a NUL byte"
+	case len(id) > MaxFileIDBytes:
+		return fmt.Sprintf("longer than %d bytes", MaxFileIDBytes)
+	}
+	return ""
 }
 
 // routingIndexName is sessions.json, which the runtime's pattern would take for the

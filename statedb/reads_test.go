@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -282,11 +283,47 @@ func TestTranscriptFiles(t *testing.T) {
 	if files, err := TranscriptFiles(dir, []string{"sessions"}); err != nil || len(files["sessions"]) != 0 {
 		t.Errorf("a session named \"sessions\" owns the routing index: %v, %v", files, err)
 	}
-	if _, err := TranscriptFiles(dir, []string{"../x"}); err == nil {
-		t.Error("path-like id accepted")
+	if files, err := TranscriptFiles(dir, []string{"../x"}); err != nil || len(files) != 0 {
+		t.Errorf("path-like id: %v, %v", files, err)
 	}
 	if files, err := TranscriptFiles(filepath.Join(dir, "missing"), []string{id}); err != nil || len(files) != 0 {
 		t.Errorf("missing dir: %v, %v", files, err)
+	}
+}
+
+// TestTranscriptFilesUnsafeIDs: an id that is not a safe file name owns no file, even where
+// the runtime's pattern would name one, and never keeps the other ids from their files.
+func TestTranscriptFilesUnsafeIDs(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("x", MaxFileIDBytes+1)
+	for _, n := range []string{".json", ".jsonl", "request_dump__1.json", "...json", "s1.jsonl", "request_dump_.._1.json"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "a"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "b.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unsafe := []string{"", ".", "..", "a/b", "/x", "nul\x00id", long, "../s1"}
+	for _, id := range unsafe {
+		if UnsafeFileID(id) == "" {
+			t.Errorf("UnsafeFileID(%q) = \"\"", id)
+		}
+	}
+	for _, id := range []string{"s1", "weird[1]*", "a\\b", "-", "...", strings.Repeat("x", MaxFileIDBytes)} {
+		if why := UnsafeFileID(id); why != "" {
+			t.Errorf("UnsafeFileID(%q) = %q", id, why)
+		}
+	}
+	got, err := TranscriptFiles(dir, append(unsafe, "s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string][]string{"s1": {filepath.Join(dir, "s1.jsonl")}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("files = %v, want %v", got, want)
 	}
 }
 

@@ -203,25 +203,30 @@ func timestamps(e *sessionsjson.Entry, now int64) []Finding {
 func countsFile(h *home.Home) []Finding {
 	c := h.Counts
 	if c.Err != nil {
+		if sessionsjson.ReadNeverEnds(c.Err) {
+			return []Finding{{CountsUnparseable, Error, ".restart_failure_counts", oneLine(c.Err) + ": the gateway's start-up reads it and never finishes; remove it with the gateway stopped"}}
+		}
 		return []Finding{{CountsUnparseable, Warn, ".restart_failure_counts", oneLine(c.Err) + ": the runtime ignores and keeps it; delete it with the gateway stopped"}}
 	}
 	if c.Parsed == nil {
 		return nil
 	}
 	var out []Finding
+	_, raises := c.Parsed.ComparisonRaises(sessionsjson.StuckLoopThreshold)
 	for _, key := range c.Parsed.Keys {
-		n, ok := c.Parsed.Int(key)
+		raw := c.Parsed.Values[key]
+		cmp := sessionsjson.CompareCount(raw, sessionsjson.StuckLoopThreshold)
 		e := h.Entry(key)
 		if e != nil && e.Skip != "" {
 			e = nil
 		}
 		switch {
-		case !ok:
-			out = append(out, Finding{CountsNotInteger, Warn, key, "count " + string(c.Parsed.Values[key]) + " is not an integer: the gateway's shutdown raises on it; delete the file with the gateway stopped"})
+		case cmp == sessionsjson.CountRaises:
+			out = append(out, Finding{CountsNotInteger, Warn, key, "count " + string(raw) + " is not a number: the runtime's stuck-loop check raises on it, so the next start suspends no session and keeps the file, and the gateway's shutdown raises on it; delete the file with the gateway stopped"})
 		case e == nil:
 			out = append(out, Finding{CountsOrphanKey, Info, key, "count for a key with no loaded routing entry: ignored by the runtime, harmless (no action needed)"})
-		case n >= sessionsjson.StuckLoopThreshold && !e.Suspended:
-			out = append(out, Finding{CountsStuck, Warn, key, fmt.Sprintf("active across %d restarts (at or over the threshold %d), not suspended: the next start suspends it; sessionctl suspend-stuck --apply", n, sessionsjson.StuckLoopThreshold)})
+		case cmp == sessionsjson.CountReaches && !e.Suspended && !raises:
+			out = append(out, Finding{CountsStuck, Warn, key, fmt.Sprintf("active across %s restarts (at or over the threshold %d), not suspended: the next start suspends it; sessionctl suspend-stuck --apply", raw, sessionsjson.StuckLoopThreshold)})
 		}
 	}
 	return out

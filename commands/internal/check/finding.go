@@ -75,6 +75,7 @@ const (
 	ResumeNotPending ID = "resume.not-pending"
 	OrphanLocked     ID = "orphan.locked"
 	GhostHasChildren ID = "ghost.has-children"
+	GhostUnsafeID    ID = "ghost.unsafe-id"
 	RepairBatches    ID = "repair.batches"
 )
 
@@ -88,7 +89,7 @@ var All = []ID{
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
-	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.

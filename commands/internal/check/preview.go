@@ -64,10 +64,12 @@ func previewStuckLoop(h *home.Home, suspended map[string]bool) []StartAction {
 	if counts == nil || h.CleanShutdown {
 		return nil
 	}
+	if _, raises := counts.ComparisonRaises(sessionsjson.StuckLoopThreshold); raises {
+		return nil // the comparison raises before any session is suspended
+	}
 	var out []StartAction
 	for _, key := range counts.Keys {
-		n, ok := counts.Int(key)
-		if !ok || n < sessionsjson.StuckLoopThreshold {
+		if !counts.ReachesThreshold(key, sessionsjson.StuckLoopThreshold) {
 			continue
 		}
 		e := h.Entry(key)

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -203,7 +202,10 @@ func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
 		h.Close()
 		return nil, err
 	}
-	h.loadCounts()
+	if err := h.loadCounts(); err != nil && !purpose.tolerant() {
+		h.Close()
+		return nil, err
+	}
 	h.CleanShutdown = fileExists(o.Home.CleanShutdownFile())
 	return h, nil
 }
@@ -247,14 +249,14 @@ func (h *Home) openDB(ctx context.Context) error {
 // LoadMirror reads and decodes sessions.json (again, when a plan let it go).
 func (h *Home) LoadMirror() error {
 	path := h.Opts.Home.SessionsJSON()
-	data, err := os.ReadFile(path)
+	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxSessionsJSONBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		h.settleRules(nil)
 		return nil
 	}
 	if err != nil {
 		h.settleRules(nil)
-		return fmt.Errorf("read %s: %w", path, readError(err))
+		return failure.Mark(failure.Data, readError(path, err))
 	}
 	h.Mirror.ASCIIOnly = sessionsjson.DetectASCIIOnly(data)
 	h.settleRules(data)
@@ -345,19 +347,28 @@ func (h *Home) loadRoutingRows(ctx context.Context, n int) error {
 	return nil
 }
 
-func (h *Home) loadCounts() {
-	data, err := os.ReadFile(h.Opts.Home.CountsFile())
+// loadCounts reads the counts file; what is wrong with it is recorded in Counts.Err. A named
+// pipe, a device or a file over the limit is also returned (as a data error): the runtime's
+// start-up read of a pipe or a device never finishes, so only a tolerant purpose goes on
+// without it. A directory is only recorded (the runtime's read raises, and it goes on).
+func (h *Home) loadCounts() error {
+	path := h.Opts.Home.CountsFile()
+	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxCountsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return
+		return nil
 	}
 	c := &h.Counts
 	c.Present = true
 	if err != nil {
 		c.Err = err
-		return
+		if sessionsjson.ReadNeverEnds(err) || errors.Is(err, sessionsjson.ErrTooLarge) {
+			return failure.Mark(failure.Data, c.Err)
+		}
+		return nil
 	}
 	c.Data = data
 	c.Parsed, c.Err = sessionsjson.DecodeCounts(data)
+	return nil
 }
 
 // Entry returns the primary routing entry for key, or nil.
@@ -402,11 +413,12 @@ func (h *Home) NeedDB() error {
 	return nil
 }
 
-func readError(err error) error {
-	if errors.Is(err, syscall.EISDIR) {
-		return fmt.Errorf("is a directory, not a file: %w", sessionsjson.ErrCorrupt)
+// readError words a failed read of path: a file of the wrong type or size names itself.
+func readError(path string, err error) error {
+	if errors.Is(err, sessionsjson.ErrNotRegular) || errors.Is(err, sessionsjson.ErrTooLarge) {
+		return err
 	}
-	return err
+	return fmt.Errorf("read %s: %w", path, err)
 }
 
 // fileExists reports whether path exists (following symlinks).
@@ -433,12 +445,17 @@ func readmeText(data []byte) string {
 }
 
 // Lock takes sessionctl's advisory lock on the home (failing with sessionsjson.ErrLocked,
-// naming the holder, while another sessionctl writes it) and returns its release.
+// naming the holder, while another sessionctl writes it) and returns its release. A symbolic
+// link (or a file of the wrong type) where sessionctl keeps its files under <home>/sessionctl/
+// is a refusal: nothing is written through it.
 func Lock(h sessionsjson.Home) (func() error, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("home %s: %w", h.Dir, err)
 	}
 	release, err := sessionsjson.AcquireToolLock(h)
+	if errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+		return nil, failure.Mark(failure.Refused, fmt.Errorf("refusing to write this home: %w", err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("another sessionctl is writing this home: %w", err)
 	}

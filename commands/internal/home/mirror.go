@@ -1,11 +1,9 @@
 package home
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
@@ -62,29 +60,23 @@ func (h *Home) CompareMirror(ctx context.Context) ([]MirrorDiff, error) {
 	return out, nil
 }
 
-// SameJSON reports whether two JSON texts hold the same value (object member order and
-// whitespace aside); nil equals only nil.
+// SameJSON reports whether two JSON texts hold the same value as the runtime's json.loads
+// reads them (object member order and whitespace aside; NaN and Infinity are values; see
+// sessionsjson.SameValue); nil equals only nil.
 func SameJSON(a, b json.RawMessage) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
+	return sessionsjson.SameValue(a, b)
 }
 
 // sameEntry reports SameJSON(row.Raw(), mirror.Raw()) for a gateway_routing row (its
-// entry_json) and its mirror entry m. The runtime writes both from one
-// dict, with other separators and indentation, so they usually differ in whitespace only:
-// then they have the same canonical form, and SameJSON holds exactly when encoding/json can
-// decode their numbers. Only other pairs are decoded and compared in full.
+// entry_json) and its mirror entry m. The runtime writes both from one dict, with other
+// separators and indentation, so they usually differ in whitespace only: then they hold the
+// same value. Only other pairs are decoded and compared in full.
 func sameEntry(key string, rowRaw []byte, m *sessionsjson.Entry, rules sessionsjson.Rules) bool {
 	if equalOutsideSpace(rowRaw, m.Text()) {
-		return numbersDecode(rowRaw)
+		return true
 	}
 	p, err := sessionsjson.DecodeEntry(key, rowRaw, rules)
 	if err != nil {
@@ -127,46 +119,4 @@ func skipJSONSpace(data []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// numbersDecode reports whether encoding/json can decode every number of a valid JSON text
-// into a float64 (it fails on those out of range, such as 1e400 or a 400-digit integer).
-func numbersDecode(data []byte) bool {
-	inString, escaped := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped, inString = c == '\\', c != '"'
-		case c == '"':
-			inString = true
-		case c == '-' || (c >= '0' && c <= '9'):
-			end := numberEnd(data, i)
-			if !floatDecodes(data[i:end]) {
-				return false
-			}
-			i = end - 1
-		}
-	}
-	return true
-}
-
-// numberEnd returns the end of the JSON number starting at i.
-func numberEnd(data []byte, i int) int {
-	for i < len(data) && (data[i] == '-' || data[i] == '+' || data[i] == '.' || data[i] == 'e' || data[i] == 'E' || (data[i] >= '0' && data[i] <= '9')) {
-		i++
-	}
-	return i
-}
-
-// floatDecodes reports whether strconv.ParseFloat (what encoding/json uses) accepts the
-// number; short ones without an exponent always fit.
-func floatDecodes(num []byte) bool {
-	if len(num) <= 15 && !bytes.ContainsAny(num, "eE") {
-		return true
-	}
-	_, err := strconv.ParseFloat(string(num), 64)
-	return err == nil
 }

@@ -41,7 +41,7 @@ func MoveFile(from, to string) error {
 // copyFileSynced copies from to a new file to (never an existing one) with from's mode and
 // owner, and syncs it; a copy it created and could not finish is removed.
 func copyFileSynced(from, to string) error {
-	src, err := os.Open(from)
+	src, err := sessionsjson.OpenRegularFile(from)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,14 @@ func Stash(files []FileImage, warn func(string, ...any)) {
 		return
 	}
 	stash := filepath.Dir(files[0].BeforeStash)
-	fresh := os.MkdirAll(filepath.Dir(stash), 0o700) == nil && os.Mkdir(stash, 0o700) == nil
+	fresh := os.Mkdir(stash, 0o700) == nil // in the journal's directory, which Write made
+	if fi, err := os.Lstat(stash); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("%s is %s, not a directory", stash, sessionsjson.FileKind(fi.Mode()))
+		}
+		warn("stash: %v: the files stay where they were", err)
+		return
+	}
 	for _, f := range files {
 		err := fs.ErrExist
 		if fresh {
@@ -151,11 +158,11 @@ func (j *Journal) SettleStashes(warn func(string, ...any)) (duplicates []string)
 
 // sameFile reports whether a and b are both regular files with the same content.
 func sameFile(a, b string) bool {
-	da, err := os.ReadFile(a)
+	da, err := sessionsjson.ReadRegularFile(a, MaxBytes)
 	if err != nil {
 		return false
 	}
-	db, err := os.ReadFile(b)
+	db, err := sessionsjson.ReadRegularFile(b, MaxBytes)
 	return err == nil && bytes.Equal(da, db)
 }
 
@@ -172,6 +179,11 @@ func exists(path string) bool {
 // before those stashes hold its content instead). A path that is not clean and absolute, or
 // that is a symbolic link, is refused too.
 func (j *Journal) CheckPaths(home sessionsjson.Home) error {
+	for _, dir := range []string{home.ToolDir(), home.JournalDir()} {
+		if err := refuseSymlink(dir); err != nil {
+			return err
+		}
+	}
 	for _, f := range j.Files {
 		if err := checkFile(home, f); err != nil {
 			return err
@@ -197,8 +209,45 @@ func checkFile(home sessionsjson.Home, f FileImage) error {
 		if err := refuseSymlink(stash); err != nil {
 			return err
 		}
+		if err := refuseSymlink(filepath.Dir(stash)); err != nil {
+			return err
+		}
 	}
 	return refuseSymlink(f.Path)
+}
+
+// ForHome makes j a journal of home when it was written for the same directory under another
+// name (home, or the journal's home, reached through a symbolic link): the two names are
+// compared resolved, and j.Home and every file path below it are rewritten to home.Dir, so
+// that the path checks and the restore see the paths of the home in use. A journal of
+// another home is an error.
+func (j *Journal) ForHome(home sessionsjson.Home) error {
+	if j.Home == home.Dir {
+		return nil
+	}
+	mine, err1 := filepath.EvalSymlinks(j.Home)
+	theirs, err2 := filepath.EvalSymlinks(home.Dir)
+	if err1 != nil || err2 != nil || mine != theirs || !isCleanAbs(j.Home) {
+		return fmt.Errorf("journal belongs to home %s, not %s", j.Home, home.Dir)
+	}
+	rebase := func(p string) string {
+		if rel, ok := strings.CutPrefix(p, j.Home+string(filepath.Separator)); ok && p != "" && isCleanAbs(p) {
+			return filepath.Join(home.Dir, rel)
+		}
+		return p // not below the journal's home: CheckPaths refuses it
+	}
+	for i := range j.Files {
+		f := &j.Files[i]
+		f.Path = rebase(f.Path)
+		if f.BeforeStash != "" {
+			f.BeforeStash = rebase(f.BeforeStash)
+		}
+		if f.AfterStash != "" {
+			f.AfterStash = rebase(f.AfterStash)
+		}
+	}
+	j.Home = home.Dir
+	return nil
 }
 
 // isCleanAbs reports whether path is absolute and already clean (no "..", no doubled "/").

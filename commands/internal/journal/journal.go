@@ -7,14 +7,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -40,6 +43,78 @@ type EntryImage struct {
 	Key    string          `json:"key"`
 	Before json.RawMessage `json:"before"`
 	After  json.RawMessage `json:"after"`
+}
+
+// entryImageJSON is an EntryImage as a journal holds it. An image that is not standard JSON
+// (it holds NaN, Infinity or -Infinity, which the runtime's json reads and writes) is kept as
+// its text in before_text or after_text, the image itself null; a journal with such an image
+// is version 2, so that a sessionctl that knows only version 1 refuses it instead of taking
+// the null for an absent entry.
+type entryImageJSON struct {
+	Store      string          `json:"store"`
+	Key        string          `json:"key"`
+	Before     json.RawMessage `json:"before"`
+	After      json.RawMessage `json:"after"`
+	BeforeText *string         `json:"before_text,omitempty"`
+	AfterText  *string         `json:"after_text,omitempty"`
+}
+
+// Journal versions: 2 when an entry image needs its text form (entryImageJSON), else 1.
+const (
+	version     = 1
+	versionText = 2
+)
+
+// MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
+func (e EntryImage) MarshalJSON() ([]byte, error) {
+	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After}
+	out.Before, out.BeforeText = imageSide(e.Before)
+	out.After, out.AfterText = imageSide(e.After)
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads an image, from its text field where it has one.
+func (e *EntryImage) UnmarshalJSON(data []byte) error {
+	var in entryImageJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After}
+	for _, side := range []struct {
+		text *string
+		img  *json.RawMessage
+	}{{in.BeforeText, &e.Before}, {in.AfterText, &e.After}} {
+		if side.text == nil {
+			continue
+		}
+		if len(*side.img) > 0 && string(*side.img) != "null" {
+			return fmt.Errorf("entry %q has an image and its text", in.Key)
+		}
+		*side.img = json.RawMessage(*side.text)
+	}
+	return nil
+}
+
+// imageSide returns an image side as written: itself when it is standard JSON (or absent),
+// else null and its text.
+func imageSide(img json.RawMessage) (json.RawMessage, *string) {
+	if img == nil || json.Valid(img) {
+		return img, nil
+	}
+	text := string(img)
+	return nil, &text
+}
+
+// needsText reports whether any entry image of j is kept as text (version 2).
+func (j *Journal) needsText() bool {
+	for _, e := range j.Routing {
+		for _, img := range []json.RawMessage{e.Before, e.After} {
+			if _, text := imageSide(img); text != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // FileImage is a whole file before and after. A side is absent when its content is nil and
@@ -71,16 +146,24 @@ func NewPath(dir, command string) string {
 // Write writes j to path (mode 0600, synced, with the directories it created), stamping its
 // version and creation time. Writing the same journal again replaces it, so it may be called
 // from a transaction that is retried. A journal that could not be written whole is removed.
+//
+// path must be in j.Home's journal directory, and nothing there is followed: every directory
+// from <home>/sessionctl down is created or checked without following a symbolic link, the
+// file is created with O_NOFOLLOW, and neither it nor its stash may be a symbolic link (a
+// refusal, sessionsjson.ErrUnsafeToolPath).
 func Write(path string, j *Journal) error {
-	dirs, err := makeDir(filepath.Dir(path))
+	dirs, err := sessionsjson.MakeToolDir(sessionsjson.Home{Dir: j.Home}, filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("create journal dir: %w", err)
+		return refusal(fmt.Errorf("create journal dir: %w", err))
 	}
-	j.Version = 1
+	j.Version = version
+	if j.needsText() {
+		j.Version = versionText
+	}
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := create(path)
 	if err != nil {
-		return fmt.Errorf("create journal: %w", err)
+		return refusal(fmt.Errorf("create journal: %w", err))
 	}
 	w := bufio.NewWriterSize(f, 256<<10)
 	err = encode(w, j)
@@ -103,17 +186,36 @@ func Write(path string, j *Journal) error {
 	return nil
 }
 
-// makeDir creates dir (mode 0700) and returns the directories whose entries must be synced
-// for a file created in it to survive a crash: dir, and the parents it created.
-func makeDir(dir string) ([]string, error) {
-	dirs := []string{dir}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
-			break
+// create makes a new journal file at path (0600, O_EXCL, O_NOFOLLOW): a regular file there
+// (an earlier attempt of the same write) is replaced; a symbolic link or anything else, at
+// path or at its stash, is refused.
+func create(path string) (*os.File, error) {
+	for _, p := range []string{StashDir(path), path} {
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, fmt.Errorf("%s is a symbolic link: %w", p, sessionsjson.ErrUnsafeToolPath)
+		case p == path && fi.Mode().IsRegular():
+			if err := os.Remove(path); err != nil {
+				return nil, err
+			}
+		case p == path || !fi.IsDir():
+			return nil, fmt.Errorf("%s is %s: %w", p, sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrUnsafeToolPath)
 		}
-		dirs = append(dirs, filepath.Dir(d))
 	}
-	return dirs, os.MkdirAll(dir, 0o700)
+	return sessionsjson.OpenToolFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+}
+
+// refusal marks an error about a symbolic link or a file of the wrong type under
+// <home>/sessionctl/ as a refusal.
+func refusal(err error) error {
+	if errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+		return failure.Mark(failure.Refused, err)
+	}
+	return err
 }
 
 // encode writes j as JSON to w: the header fields indented by encoding/json, then the files
@@ -173,17 +275,24 @@ func writeArray[T any](w io.Writer, name string, items []T, appendItem func([]by
 	return err
 }
 
-// Read loads a journal file.
+// MaxBytes is the largest journal Read accepts: 1 GiB. A state.db repair's journal (one
+// batch of at most 500 rows) is a few MB; a routing journal holds two images of each entry it
+// changes, so it is bounded by about twice the routing index.
+const MaxBytes = 1 << 30
+
+// Read loads a journal file. Anything but a regular file (a named pipe, a device such as
+// /dev/zero, a directory) and a file over MaxBytes are refused before a byte is read, as
+// data errors.
 func Read(path string) (*Journal, error) {
-	data, err := os.ReadFile(path)
+	data, err := sessionsjson.ReadRegularFile(path, MaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, failure.Mark(failure.Data, fmt.Errorf("read journal: %w", err))
 	}
 	var j Journal
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
 	}
-	if j.Version != 1 {
+	if j.Version != version && j.Version != versionText {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s: unsupported version %d", path, j.Version))
 	}
 	return &j, nil

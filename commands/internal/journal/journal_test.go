@@ -3,11 +3,15 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"syscall"
 	"testing"
 
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -112,6 +116,9 @@ func TestJournalCheckPaths(t *testing.T) {
 	if err := os.Symlink("/etc/hostname", filepath.Join(sessions, "link.jsonl")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(journals, "linked.files")); err != nil {
+		t.Fatal(err)
+	}
 	transcript := filepath.Join(sessions, "s1.jsonl")
 	stash := filepath.Join(journals, "20261123T000000Z-prune-ghosts.files", "s1.jsonl")
 	tests := []struct {
@@ -135,6 +142,7 @@ func TestJournalCheckPaths(t *testing.T) {
 		{"stash of another name", FileImage{Path: transcript, AfterStash: filepath.Join(filepath.Dir(stash), "s2.jsonl")}, false},
 		{"stash outside a .files directory", FileImage{Path: transcript, AfterStash: filepath.Join(journals, "s1.jsonl")}, false},
 		{"stash in the sessions directory", FileImage{Path: transcript, AfterStash: filepath.Join(sessions, "x.files", "s1.jsonl")}, false},
+		{"stash in a linked .files directory", FileImage{Path: transcript, AfterStash: filepath.Join(journals, "linked.files", "s1.jsonl")}, false},
 		{"stash climbing out", FileImage{Path: transcript, BeforeStash: journals + "/j.files/../../../s1.jsonl"}, false},
 	}
 	for _, tt := range tests {
@@ -153,6 +161,7 @@ func FuzzReadJournal(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "command": "suspend", "home": "/h", "files": [{"path": "/h/x", "before": "YQ==", "after": null}]}`))
 	f.Add([]byte(`{"version": 1, "rows": [{"table": "sessions", "key": {"id": {"text": "s1"}}, "before": null, "after": null}]}`))
 	f.Add([]byte(`{"version": 2}`))
+	f.Add([]byte(`{"version": 2, "routing": [{"store": "sessions.json", "key": "k", "before": null, "after": {"a": 1}, "before_text": "{\"a\": NaN}"}]}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "j.json")
@@ -181,4 +190,212 @@ func FuzzReadJournal(f *testing.F) {
 			t.Fatalf("encoding not stable:\n%s\n%s", first.Bytes(), second.Bytes())
 		}
 	})
+}
+
+// TestWriteRefusesLinks: a journal is written only in its home's journal directory, never
+// through a symbolic link (the file, its stash, the journal directory or <home>/sessionctl),
+// and such a refusal is marked failure.Refused; a regular file left by an earlier attempt of
+// the same write is replaced.
+func TestWriteRefusesLinks(t *testing.T) {
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, h sessionsjson.Home, path, outside string)
+	}{
+		{"tool dir", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustLink(t, outside, h.ToolDir())
+		}},
+		{"journal dir", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.ToolDir())
+			mustLink(t, outside, h.JournalDir())
+		}},
+		{"journal file", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.JournalDir())
+			mustLink(t, filepath.Join(outside, "j.json"), path)
+		}},
+		{"stash", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.JournalDir())
+			mustLink(t, outside, StashDir(path))
+		}},
+		{"journal file is a named pipe", func(t *testing.T, h sessionsjson.Home, path, outside string) {
+			mustMkdirAll(t, h.JournalDir())
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, outside := sessionsjson.Home{Dir: t.TempDir()}, t.TempDir()
+			path := filepath.Join(h.JournalDir(), "j.json")
+			tt.plant(t, h, path, outside)
+			err := Write(path, &Journal{Command: "x", Home: h.Dir})
+			if !errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+				t.Fatalf("Write = %v", err)
+			}
+			if class, _ := failure.ClassOf(err); class != failure.Refused {
+				t.Errorf("class %v, want Refused", class)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("written outside the home: %v", entries)
+			}
+		})
+	}
+	t.Run("outside the journal directory", func(t *testing.T) {
+		h := sessionsjson.Home{Dir: t.TempDir()}
+		if err := Write(filepath.Join(h.Dir, "j.json"), &Journal{Home: h.Dir}); !errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
+			t.Fatalf("Write = %v", err)
+		}
+	})
+	t.Run("an earlier attempt is replaced", func(t *testing.T) {
+		h := sessionsjson.Home{Dir: t.TempDir()}
+		path := filepath.Join(h.JournalDir(), "j.json")
+		for _, cmd := range []string{"first", "second"} {
+			if err := Write(path, &Journal{Command: cmd, Home: h.Dir}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j, err := Read(path)
+		if err != nil || j.Command != "second" {
+			t.Fatalf("Read = %+v, %v", j, err)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v", st.Mode())
+		}
+	})
+}
+
+// TestStashRefusesLink: a stash directory that is a symbolic link (planted after the journal
+// was written) receives nothing: the files stay in place, with a warning.
+func TestStashRefusesLink(t *testing.T) {
+	h, outside := sessionsjson.Home{Dir: t.TempDir()}, t.TempDir()
+	mustMkdirAll(t, h.SessionsDir())
+	path := filepath.Join(h.JournalDir(), "j.json")
+	if err := Write(path, &Journal{Home: h.Dir}); err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(h.SessionsDir(), "s1.jsonl")
+	if err := os.WriteFile(transcript, []byte("t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustLink(t, outside, StashDir(path))
+	var warnings []string
+	Stash(StashImages([]string{transcript}, StashDir(path)), func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
+	if _, err := os.Stat(transcript); err != nil {
+		t.Fatalf("transcript moved: %v", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("moved outside the home: %v", entries)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings: %q", warnings)
+	}
+}
+
+func mustLink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMkdirAll(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEntryImagesWithPythonConstants: an entry image holding NaN or Infinity (values the
+// runtime's json reads and writes) is journaled as its text, in a version 2 journal, and read
+// back byte for byte; a journal without one stays version 1.
+func TestEntryImagesWithPythonConstants(t *testing.T) {
+	h := sessionsjson.Home{Dir: t.TempDir()}
+	before := json.RawMessage(`{"input_tokens":NaN,"x":[Infinity,-Infinity],"suspended":false}`)
+	after := json.RawMessage(`{"input_tokens":NaN,"x":[Infinity,-Infinity],"suspended":true}`)
+	for _, tt := range []struct {
+		name    string
+		routing []EntryImage
+		version int
+	}{
+		{"standard JSON", []EntryImage{{Store: "sessions.json", Key: "k", Before: json.RawMessage(`{"a":1}`), After: json.RawMessage(`{"a":2}`)}}, 1},
+		{"NaN and Infinity", []EntryImage{{Store: "sessions.json", Key: "k", Before: before, After: after}, {Store: "gateway_routing", Key: "k2", Before: json.RawMessage(`{"a":1}`), After: after}}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(h.JournalDir(), tt.name+".json")
+			if err := Write(path, &Journal{Command: "suspend", Home: h.Dir, Routing: tt.routing}); err != nil {
+				t.Fatal(err)
+			}
+			j, err := Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Version != tt.version {
+				t.Errorf("version %d, want %d", j.Version, tt.version)
+			}
+			same := len(j.Routing) == len(tt.routing)
+			for i := 0; same && i < len(j.Routing); i++ {
+				got, want := j.Routing[i], tt.routing[i]
+				same = got.Store == want.Store && got.Key == want.Key &&
+					sessionsjson.SameValue(got.Before, want.Before) && sessionsjson.SameValue(got.After, want.After)
+				if _, text := imageSide(want.Before); text != nil && string(got.Before) != *text {
+					same = false
+				}
+			}
+			if !same {
+				t.Errorf("routing read back as %s", mustJSON(t, j.Routing))
+			}
+			data, _ := os.ReadFile(path)
+			if !json.Valid(data) {
+				t.Errorf("journal is not valid JSON:\n%s", data)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "both.json")
+	if err := os.WriteFile(path, []byte(`{"version": 2, "routing": [{"store": "sessions.json", "key": "k", "before": {"a": 1}, "before_text": "{}", "after": null}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil {
+		t.Error("an image with both forms was read")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestForHome: a journal written through a symbolic link to the home (or through the home,
+// read through a link) is taken for the home in use, its paths rewritten below it; a journal
+// of another home is refused; paths outside the journal's home are left for CheckPaths.
+func TestForHome(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	mustLink(t, real, link)
+	other := t.TempDir()
+	files := func(home string) []FileImage {
+		return []FileImage{
+			{Path: home + "/sessions/s1.jsonl", BeforeStash: home + "/sessionctl/journal/j.files/s1.jsonl"},
+			{Path: home + "/.restart_failure_counts"},
+			{Path: "/etc/passwd"},
+		}
+	}
+	for _, tt := range []struct{ from, to string }{{link, real}, {real, link}, {real, real}} {
+		j := &Journal{Home: tt.from, Files: files(tt.from)}
+		if err := j.ForHome(sessionsjson.Home{Dir: tt.to}); err != nil {
+			t.Fatalf("%s for %s: %v", tt.from, tt.to, err)
+		}
+		if want := files(tt.to); j.Home != tt.to || !reflect.DeepEqual(j.Files, want) {
+			t.Errorf("%s for %s: %s %+v", tt.from, tt.to, j.Home, j.Files)
+		}
+	}
+	for _, from := range []string{other, real + "/sessions/..", "relative"} {
+		j := &Journal{Home: from, Files: files(from)}
+		if err := j.ForHome(sessionsjson.Home{Dir: link}); err == nil {
+			t.Errorf("journal of %s taken for %s", from, link)
+		}
+	}
 }

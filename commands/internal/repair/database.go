@@ -261,6 +261,10 @@ func pruneReport(kept []string, children map[string][]string, deleted []statedb.
 			Message: fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
 	}
 	for _, s := range deleted {
+		if why := statedb.UnsafeFileID(s.ID); why != "" {
+			res.Findings = append(res.Findings, check.Finding{Check: check.GhostUnsafeID, Severity: check.Warn, Subject: s.ID,
+				Message: fmt.Sprintf("id %q is not a safe file name (%s): the row is deleted as the runtime does; no transcript file is touched", s.ID, why)})
+		}
 		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "sessions/" + s.ID, Op: "delete", Before: home.NewSessionRow(s)})
 		for _, f := range transcripts[s.ID] {
 			res.Changes = append(res.Changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})

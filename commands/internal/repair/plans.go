@@ -156,15 +156,15 @@ func planSuspendStuck(h *home.Home, threshold int64) RoutingPlan {
 	if c.Parsed == nil {
 		return p
 	}
+	if key, raises := c.Parsed.ComparisonRaises(threshold); raises {
+		p.Findings = append(p.Findings, check.Finding{Check: check.CountsNotInteger, Severity: check.Warn, Subject: key,
+			Message: "count " + string(c.Parsed.Values[key]) + " is not a number: the runtime's comparison raises, so its start suspends nothing and keeps the file; nothing done"})
+		return p
+	}
 	var acted []string
 	for _, key := range c.Parsed.Keys {
-		n, ok := c.Parsed.Int(key)
-		if !ok {
-			p.Findings = append(p.Findings, check.Finding{Check: check.CountsNotInteger, Severity: check.Warn, Subject: key, Message: "count is not an integer: skipped"})
-			continue
-		}
 		e := h.Entry(key)
-		if n < threshold || e == nil || e.Skip != "" || e.Suspended {
+		if !c.Parsed.ReachesThreshold(key, threshold) || e == nil || e.Skip != "" || e.Suspended {
 			continue
 		}
 		p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"suspended", true}}})

@@ -28,8 +28,8 @@ var ErrUndoConflict = errors.New("the data changed since this journal was writte
 // interrupted undo leaves. The restore is itself journaled.
 func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome, error) {
 	h := r.H
-	if j.Home != h.Opts.Home.Dir {
-		return Outcome{}, failure.Mark(failure.Refused, fmt.Errorf("journal belongs to home %s, not %s", j.Home, h.Opts.Home.Dir))
+	if err := j.ForHome(h.Opts.Home); err != nil { // the same home through a symbolic link is fine
+		return Outcome{}, failure.Mark(failure.Refused, err)
 	}
 	if err := j.CheckPaths(h.Opts.Home); err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
@@ -128,7 +128,7 @@ func pending(h *home.Home, inv *journal.Journal) error {
 // holds its after side (nothing to do); anything else is a conflict. A stashed side can only
 // be checked for presence: its content moved.
 func filePending(f journal.FileImage) (bool, error) {
-	cur, err := os.ReadFile(f.Path)
+	cur, err := sessionsjson.ReadRegularFile(f.Path, journal.MaxBytes)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, failure.Mark(failure.Data, fmt.Errorf("read %s: %w", f.Path, err))
