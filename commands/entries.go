@@ -222,7 +222,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 		return err
 	}
 	row := home.RowState(rows, e.SessionID)
-	data := map[string]any{"key": key, "entry": jsonSafe(e.Raw()), "row": row,
+	data := map[string]any{"key": key, "entry": home.JSONSafe(e.Raw()), "row": row,
 		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
 	if o.json {
 		return emitJSON(o, newEnvelope(h, o, result{data: data}))

@@ -60,6 +60,19 @@ func (h *Home) CompareMirror(ctx context.Context) ([]MirrorDiff, error) {
 	return out, nil
 }
 
+// JSONSafe is raw as a JSON value, or as a string holding its text when it is not standard
+// JSON: an entry the runtime wrote with NaN or Infinity (Python's json reads and writes them)
+// is shown as its text instead of failing a JSON document. nil stays nil.
+func JSONSafe(raw json.RawMessage) any {
+	if raw == nil {
+		return nil
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	return string(raw)
+}
+
 // SameJSON reports whether two JSON texts hold the same value as the runtime's json.loads
 // reads them (object member order and whitespace aside; NaN and Infinity are values; see
 // sessionsjson.SameValue); nil equals only nil.

@@ -87,11 +87,10 @@ func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Cha
 	return out
 }
 
+// rawOrNil is a field's raw value for a change list: nil when absent, its text when it is not
+// standard JSON (NaN, Infinity).
 func rawOrNil(raw json.RawMessage) any {
-	if raw == nil {
-		return nil
-	}
-	return raw
+	return home.JSONSafe(raw)
 }
 
 // routingApplier writes resolved edits to where the runtime reads them.

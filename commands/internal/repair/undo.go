@@ -83,7 +83,7 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 func undoChanges(j *journal.Journal) []Change {
 	var out []Change
 	for _, e := range j.Routing {
-		out = append(out, Change{Store: e.Store, Target: e.Key, Op: "restore entry", Before: e.Before, After: e.After})
+		out = append(out, Change{Store: e.Store, Target: e.Key, Op: "restore entry", Before: rawOrNil(e.Before), After: rawOrNil(e.After)})
 	}
 	for _, f := range j.Files {
 		out = append(out, Change{Store: "file", Target: f.Path, Op: "restore file", Before: fileSide(f.Before, f.BeforeStash, "moved to "),
