@@ -399,3 +399,40 @@ func TestForHome(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleStashes: an undo's file records after whatever a crash or fault left. A transcript
+// in its stash goes back; one never moved (still in place, no stash copy) or already back is
+// dropped; one in both places with the same content (a move across filesystems that copied but
+// could not remove its source) is dropped and its stash copy named for removal; one in both
+// places with different content stays, for undo to refuse.
+func TestSettleStashes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stashed := FileImage{Path: filepath.Join(dir, "a.jsonl"), AfterStash: write("a.stash", "A")}
+	neverMoved := FileImage{Path: write("b.jsonl", "B"), AfterStash: filepath.Join(dir, "b.stash")}
+	both := FileImage{Path: write("c.jsonl", "C"), AfterStash: write("c.stash", "C")}
+	differs := FileImage{Path: write("d.jsonl", "D"), AfterStash: write("d.stash", "other")}
+	j := &Journal{Files: []FileImage{stashed, neverMoved, both, differs}}
+	var warnings []string
+	dups := j.SettleStashes(func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
+	if !reflect.DeepEqual(dups, []string{both.AfterStash}) {
+		t.Errorf("duplicates = %v, want %v", dups, []string{both.AfterStash})
+	}
+	if !reflect.DeepEqual(j.Files, []FileImage{stashed, differs}) {
+		t.Errorf("kept %+v", j.Files)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %v", warnings)
+	}
+	for _, p := range []string{both.Path, both.AfterStash} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("SettleStashes removed %s: it only names the copy", p)
+		}
+	}
+}
