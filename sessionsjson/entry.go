@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -208,6 +209,27 @@ func (e *Entry) Get(name string) (json.RawMessage, bool) {
 		}
 	})
 	return out, found
+}
+
+// MemberPath returns the raw value at a dotted path of members ("origin.platform") in a
+// valid raw JSON object, and whether it is there.
+func MemberPath(raw []byte, path string) (json.RawMessage, bool) {
+	for name := range strings.SplitSeq(path, ".") {
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, false
+		}
+		var next []byte
+		visitObject(raw, func(k, v []byte) {
+			if nameIs(k, name) {
+				next = v
+			}
+		})
+		if next == nil {
+			return nil, false
+		}
+		raw = next
+	}
+	return raw, true
 }
 
 // nameIs reports whether the raw member name k decodes to name.

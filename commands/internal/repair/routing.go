@@ -42,9 +42,13 @@ type plannedEntry struct {
 	key    string
 	before *sessionsjson.Entry
 	after  *sessionsjson.Entry
+	saved  []string // members written in the runtime's save form as well (Entry.Saved)
 }
 
 // resolveEdits applies the edits to copies of the entries, dropping edits that change nothing.
+// An entry that changes is written as the runtime's save would write it (Entry.Saved: the
+// platform as the member's value, no origin the runtime did not load); that alone never
+// makes a write.
 func resolveEdits(entries func(string) *sessionsjson.Entry, edits []EntryEdit) ([]plannedEntry, error) {
 	var out []plannedEntry
 	for _, ed := range edits {
@@ -61,7 +65,8 @@ func resolveEdits(entries func(string) *sessionsjson.Entry, edits []EntryEdit) (
 			after = next
 		}
 		if !bytes.Equal(before.Raw(), after.Raw()) {
-			out = append(out, plannedEntry{key: ed.Key, before: before, after: after})
+			after, saved := after.Saved()
+			out = append(out, plannedEntry{key: ed.Key, before: before, after: after, saved: saved})
 		}
 	}
 	return out, nil
@@ -82,6 +87,15 @@ func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Cha
 				continue
 			}
 			out = append(out, Change{Store: store, Target: p.key + "/" + f.Field, Op: "set", Before: rawOrNil(before), After: rawOrNil(after)})
+		}
+		for _, name := range p.saved {
+			before, _ := sessionsjson.MemberPath(p.before.Text(), name)
+			after, ok := sessionsjson.MemberPath(p.after.Text(), name)
+			op := "set"
+			if !ok {
+				op = "remove"
+			}
+			out = append(out, Change{Store: store, Target: p.key + "/" + name, Op: op, Before: rawOrNil(before), After: rawOrNil(after)})
 		}
 	}
 	return out
