@@ -101,6 +101,9 @@ func (s Source) Store() string {
 const (
 	StoreSessionsJSON   = "sessions.json"
 	StoreGatewayRouting = "gateway_routing"
+	// StoreLegacy names, in change lists, sessions.json holding a legacy entry of a
+	// db-primary home (journals name the file, StoreSessionsJSON).
+	StoreLegacy = "sessions.json (legacy)"
 )
 
 // Purpose decides what Open reads and how strictly.
@@ -149,7 +152,18 @@ type Routing struct {
 	Scope   string                // resolved sessions dir: the gateway_routing scope of this home
 	Entries []*sessionsjson.Entry // in order
 	Foreign map[string]int        // db-primary: rows per other scope
-	byKey   map[string]*sessionsjson.Entry
+	// Legacy holds the keys of the legacy entries among Entries (SourceGatewayRouting): keys
+	// only sessions.json has, or whose gateway_routing row the runtime skips while the
+	// sessions.json entry loads. The runtime imports them at load (gateway/session.py
+	// _ensure_loaded_locked, c2a3b9ce5: "only fills keys the DB didn't provide") and acts on
+	// them; sessionctl shows them and edits them where they are, in sessions.json.
+	Legacy map[string]bool
+	byKey  map[string]*sessionsjson.Entry
+}
+
+// IsLegacy reports whether key names a legacy entry (see Routing.Legacy).
+func (h *Home) IsLegacy(key string) bool {
+	return h.Routing.Legacy[key]
 }
 
 // Home is one opened home, read-only.
@@ -311,8 +325,98 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 		}
 		h.Mirror.Compared = true
 	}
+	legacy, err := h.legacyCandidates(ctx)
+	if err != nil {
+		return err
+	}
 	h.dropMirror(purpose)
-	return h.loadRoutingRows(ctx, scopes[r.Scope])
+	if err := h.loadRoutingRows(ctx, scopes[r.Scope]); err != nil {
+		return err
+	}
+	return h.addLegacy(legacy)
+}
+
+// legacy is what the mirror offers the runtime's legacy import, found while it is held.
+type legacy struct {
+	only   []*sessionsjson.Entry // entries of keys with no gateway_routing row of this scope (copies)
+	loaded map[string]bool       // keys with a row whose mirror entry loads: imported if the row is skipped
+}
+
+// legacyCandidates reads the keys of this scope's gateway_routing rows (not their entries:
+// one decoded copy of a large index at a time) and sorts the mirror's entries into those no
+// row has (imported by the runtime, whatever the rows hold) and those that would be imported
+// if their row is skipped.
+func (h *Home) legacyCandidates(ctx context.Context) (legacy, error) {
+	var l legacy
+	doc := h.Mirror.Doc
+	if doc == nil {
+		return l, nil
+	}
+	rows := map[string]bool{}
+	if err := h.DB.EachRoutingEntry(ctx, h.Routing.Scope, func(key string, _ []byte) error {
+		rows[key] = true
+		return nil
+	}); err != nil {
+		return l, fmt.Errorf("state.db: %w", err)
+	}
+	l.loaded = map[string]bool{}
+	for _, e := range doc.Entries() {
+		switch {
+		case !rows[e.Key]:
+			c, err := sessionsjson.DecodeEntry(e.Key, bytes.Clone(e.Text()), h.Rules)
+			if err != nil {
+				return l, err
+			}
+			l.only = append(l.only, c)
+		case e.Skip == "":
+			l.loaded[e.Key] = true
+		}
+	}
+	return l, nil
+}
+
+// addLegacy puts the legacy entries among the loaded rows, in the runtime's dict order: a
+// row the runtime skips gives its place to the mirror's entry of that key (read again when
+// the purpose let the mirror go; such rows are rare), and keys no row has follow the rows in
+// mirror order.
+func (h *Home) addLegacy(l legacy) error {
+	r := &h.Routing
+	var replace []int
+	for i, e := range r.Entries {
+		if e.Skip != "" && l.loaded[e.Key] {
+			replace = append(replace, i)
+		}
+	}
+	if len(replace) == 0 && len(l.only) == 0 {
+		return nil
+	}
+	r.Legacy = map[string]bool{}
+	if len(replace) > 0 {
+		doc := h.Mirror.Doc
+		if doc == nil {
+			if err := h.LoadMirror(); err != nil {
+				return err
+			}
+			doc, h.Mirror.Doc = h.Mirror.Doc, nil
+		}
+		for _, i := range replace {
+			key := r.Entries[i].Key
+			m := doc.Entry(key)
+			if m == nil || m.Skip != "" { // the file changed since it was first read
+				continue
+			}
+			c, err := sessionsjson.DecodeEntry(key, bytes.Clone(m.Text()), h.Rules)
+			if err != nil {
+				return err
+			}
+			r.Entries[i], r.Legacy[key] = c, true
+		}
+	}
+	for _, e := range l.only {
+		r.Entries = append(r.Entries, e)
+		r.Legacy[e.Key] = true
+	}
+	return nil
 }
 
 // dropMirror lets go of the decoded sessions.json mirror of a db-primary home unless the

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -123,13 +124,25 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 		return nil, nil, err
 	}
 	a := &routingApplier{r: r, primary: primary}
+	var legacy, copies []plannedEntry
 	if h.Routing.Source == home.SourceGatewayRouting {
+		// a legacy entry lives in sessions.json only: edited there (the runtime imports it
+		// from there at its next load), with no gateway_routing row written
+		a.primary = slices.DeleteFunc(primary, func(pe plannedEntry) bool { return h.IsLegacy(pe.key) })
 		if a.mirror, err = planMirror(h, p.Edits); err != nil {
 			return nil, nil, err
 		}
+		for _, pe := range a.mirror {
+			if h.IsLegacy(pe.key) {
+				legacy = append(legacy, pe)
+			} else {
+				copies = append(copies, pe)
+			}
+		}
 	}
-	changes := fieldChanges(h.Routing.Source.Store(), primary, p.Edits)
-	changes = append(changes, fieldChanges("sessions.json (mirror)", a.mirror, p.Edits)...)
+	changes := fieldChanges(h.Routing.Source.Store(), a.primary, p.Edits)
+	changes = append(changes, fieldChanges(home.StoreLegacy, legacy, p.Edits)...)
+	changes = append(changes, fieldChanges("sessions.json (mirror)", copies, p.Edits)...)
 	if p.Counts != nil {
 		changes = append(changes, Change{Store: ".restart_failure_counts", Target: h.Opts.Rel(p.Counts.Path), Op: countsOp(p.Counts),
 			Before: bytesOrNil(p.Counts.Before), After: bytesOrNil(p.Counts.After)})
