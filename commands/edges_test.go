@@ -445,3 +445,47 @@ func TestEdgeNotImportedWritesSessionsJSON(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestEdgeLegacyOrder (item 7): the runtime's dict holds the rows it loaded, then the imports
+// in sessions.json order (checked by running _ensure_loaded_locked of c2a3b9ce5 on such a
+// home); a row it skips is not among them. entries list has the same order.
+func TestEdgeLegacyOrder(t *testing.T) {
+	for _, gen := range requireGenerations(t) {
+		if !dbPrimary(gen) {
+			continue
+		}
+		home := fixtureHome(t, gen)
+		data, err := os.ReadFile(sessionsJSONPath(home))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, _, err := decodeOrderedObject(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = slices.DeleteFunc(keys, func(k string) bool { return strings.HasPrefix(k, "_") })
+		a, b := keys[1], keys[2] // a: no row; b: a row the runtime skips ("origin": {})
+		execSQL(t, filepath.Join(home, "state.db"),
+			"DELETE FROM gateway_routing WHERE session_key = '"+a+"'",
+			`UPDATE gateway_routing SET entry_json = json_set(entry_json, '$.origin', json('{}')) WHERE session_key = '`+b+"'")
+		code, stdout, _ := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "entries", "list")
+		var env struct {
+			Data struct {
+				Entries []listed `json:"entries"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &env); err != nil || code != ExitOK {
+			t.Fatalf("entries list: exit %d %v", code, err)
+		}
+		got := env.Data.Entries
+		n := len(got)
+		if n != len(keys) || got[n-2].Key != a || got[n-1].Key != b || !got[n-2].Legacy || !got[n-1].Legacy || got[n-1].Skip != "" {
+			t.Fatalf("entries list ends with %+v %+v (of %d); want legacy %s then %s, loaded", got[n-2], got[n-1], n, a, b)
+		}
+		for _, l := range got[:n-2] {
+			if l.Legacy || l.Key == b {
+				t.Fatalf("row %+v listed among the rows", l)
+			}
+		}
+	}
+}

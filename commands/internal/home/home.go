@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -336,83 +337,95 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 	return h.addLegacy(legacy)
 }
 
-// legacy is what the mirror offers the runtime's legacy import, found while it is held.
-type legacy struct {
-	only   []*sessionsjson.Entry // entries of keys with no gateway_routing row of this scope (copies)
-	loaded map[string]bool       // keys with a row whose mirror entry loads: imported if the row is skipped
+// legacyItem is a sessions.json entry the runtime's legacy import may take: a copy of it when
+// no gateway_routing row of this scope has its key, or only the key when a row has it (the
+// runtime then imports it only if it skips the row).
+type legacyItem struct {
+	key  string
+	copy *sessionsjson.Entry
 }
 
 // legacyCandidates reads the keys of this scope's gateway_routing rows (not their entries:
-// one decoded copy of a large index at a time) and sorts the mirror's entries into those no
-// row has (imported by the runtime, whatever the rows hold) and those that would be imported
-// if their row is skipped.
-func (h *Home) legacyCandidates(ctx context.Context) (legacy, error) {
-	var l legacy
+// one decoded copy of a large index at a time) and lists, in mirror order, the mirror's
+// entries the runtime's legacy import may take.
+func (h *Home) legacyCandidates(ctx context.Context) ([]legacyItem, error) {
 	doc := h.Mirror.Doc
 	if doc == nil {
-		return l, nil
+		return nil, nil
 	}
 	rows := map[string]bool{}
 	if err := h.DB.EachRoutingEntry(ctx, h.Routing.Scope, func(key string, _ []byte) error {
 		rows[key] = true
 		return nil
 	}); err != nil {
-		return l, fmt.Errorf("state.db: %w", err)
+		return nil, fmt.Errorf("state.db: %w", err)
 	}
-	l.loaded = map[string]bool{}
+	var out []legacyItem
 	for _, e := range doc.Entries() {
 		switch {
 		case !rows[e.Key]:
 			c, err := sessionsjson.DecodeEntry(e.Key, bytes.Clone(e.Text()), h.Rules)
 			if err != nil {
-				return l, err
+				return nil, err
 			}
-			l.only = append(l.only, c)
+			out = append(out, legacyItem{e.Key, c})
 		case e.Skip == "":
-			l.loaded[e.Key] = true
+			out = append(out, legacyItem{key: e.Key})
 		}
 	}
-	return l, nil
+	return out, nil
 }
 
-// addLegacy puts the legacy entries among the loaded rows, in the runtime's dict order: a
-// row the runtime skips gives its place to the mirror's entry of that key (read again when
-// the purpose let the mirror go; such rows are rare), and keys no row has follow the rows in
-// mirror order.
-func (h *Home) addLegacy(l legacy) error {
+// addLegacy adds the legacy entries after the rows, in mirror order, as the runtime's dict
+// has them: the keys no row has, and those whose row the runtime skips (that row is then
+// left out: the runtime acts on the imported entry, and its next save replaces the row). The
+// entries of the latter are read again from sessions.json when the purpose let the mirror go
+// (such rows are rare).
+func (h *Home) addLegacy(items []legacyItem) error {
 	r := &h.Routing
-	var replace []int
-	for i, e := range r.Entries {
-		if e.Skip != "" && l.loaded[e.Key] {
-			replace = append(replace, i)
+	skipped := map[string]bool{}
+	for _, e := range r.Entries {
+		if e.Skip != "" {
+			skipped[e.Key] = true
 		}
 	}
-	if len(replace) == 0 && len(l.only) == 0 {
+	var doc *sessionsjson.Document
+	replaced := map[string]bool{}
+	var legacy []*sessionsjson.Entry
+	for _, it := range items {
+		if it.copy != nil {
+			legacy = append(legacy, it.copy)
+			continue
+		}
+		if !skipped[it.key] {
+			continue
+		}
+		if doc == nil {
+			if doc = h.Mirror.Doc; doc == nil {
+				if err := h.LoadMirror(); err != nil {
+					return err
+				}
+				doc, h.Mirror.Doc = h.Mirror.Doc, nil
+			}
+		}
+		m := doc.Entry(it.key)
+		if m == nil || m.Skip != "" { // the file changed since it was first read
+			continue
+		}
+		c, err := sessionsjson.DecodeEntry(it.key, bytes.Clone(m.Text()), h.Rules)
+		if err != nil {
+			return err
+		}
+		legacy, replaced[it.key] = append(legacy, c), true
+	}
+	if len(legacy) == 0 {
 		return nil
 	}
-	r.Legacy = map[string]bool{}
-	if len(replace) > 0 {
-		doc := h.Mirror.Doc
-		if doc == nil {
-			if err := h.LoadMirror(); err != nil {
-				return err
-			}
-			doc, h.Mirror.Doc = h.Mirror.Doc, nil
-		}
-		for _, i := range replace {
-			key := r.Entries[i].Key
-			m := doc.Entry(key)
-			if m == nil || m.Skip != "" { // the file changed since it was first read
-				continue
-			}
-			c, err := sessionsjson.DecodeEntry(key, bytes.Clone(m.Text()), h.Rules)
-			if err != nil {
-				return err
-			}
-			r.Entries[i], r.Legacy[key] = c, true
-		}
+	if len(replaced) > 0 {
+		r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
 	}
-	for _, e := range l.only {
+	r.Legacy = make(map[string]bool, len(legacy))
+	for _, e := range legacy {
 		r.Entries = append(r.Entries, e)
 		r.Legacy[e.Key] = true
 	}
