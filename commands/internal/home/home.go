@@ -326,104 +326,81 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 		}
 		h.Mirror.Compared = true
 	}
-	legacy, err := h.legacyCandidates(ctx)
-	if err != nil {
-		return err
-	}
+	keys := h.mirrorKeys()
 	h.dropMirror(purpose)
 	if err := h.loadRoutingRows(ctx, scopes[r.Scope]); err != nil {
 		return err
 	}
-	return h.addLegacy(legacy)
+	return h.addLegacy(keys)
 }
 
-// legacyItem is a sessions.json entry the runtime's legacy import may take: a copy of it when
-// no gateway_routing row of this scope has its key, or only the key when a row has it (the
-// runtime then imports it only if it skips the row).
-type legacyItem struct {
-	key  string
-	copy *sessionsjson.Entry
+// mirrorKey is a key of the sessions.json mirror and whether the runtime loads its entry.
+type mirrorKey struct {
+	key   string
+	loads bool
 }
 
-// legacyCandidates reads the keys of this scope's gateway_routing rows (not their entries:
-// one decoded copy of a large index at a time) and lists, in mirror order, the mirror's
-// entries the runtime's legacy import may take.
-func (h *Home) legacyCandidates(ctx context.Context) ([]legacyItem, error) {
-	doc := h.Mirror.Doc
-	if doc == nil {
-		return nil, nil
-	}
-	rows := map[string]bool{}
-	if err := h.DB.EachRoutingEntry(ctx, h.Routing.Scope, func(key string, _ []byte) error {
-		rows[key] = true
+// mirrorKeys lists the keys of the decoded mirror in its order, before the mirror is let go:
+// enough to tell, once the rows are loaded, whether the runtime's legacy import takes any
+// entry (rarely: the mirror is then read again).
+func (h *Home) mirrorKeys() []mirrorKey {
+	if h.Mirror.Doc == nil {
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("state.db: %w", err)
 	}
-	var out []legacyItem
-	for _, e := range doc.Entries() {
-		switch {
-		case !rows[e.Key]:
-			c, err := sessionsjson.DecodeEntry(e.Key, bytes.Clone(e.Text()), h.Rules)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, legacyItem{e.Key, c})
-		case e.Skip == "":
-			out = append(out, legacyItem{key: e.Key})
-		}
+	entries := h.Mirror.Doc.Entries()
+	out := make([]mirrorKey, len(entries))
+	for i, e := range entries {
+		out[i] = mirrorKey{e.Key, e.Skip == ""}
 	}
-	return out, nil
+	return out
 }
 
 // addLegacy adds the legacy entries after the rows, in mirror order, as the runtime's dict
-// has them: the keys no row has, and those whose row the runtime skips (that row is then
-// left out: the runtime acts on the imported entry, and its next save replaces the row). The
-// entries of the latter are read again from sessions.json when the purpose let the mirror go
-// (such rows are rare).
-func (h *Home) addLegacy(items []legacyItem) error {
+// has them: the keys no row has, and the keys whose row the runtime skips while their mirror
+// entry loads (that row is then left out: the runtime acts on the imported entry, and its next
+// save replaces the row). Their entries are copied from the mirror, read again when the
+// purpose let it go.
+func (h *Home) addLegacy(keys []mirrorKey) error {
 	r := &h.Routing
-	skipped := map[string]bool{}
+	rowLoads := make(map[string]bool, len(r.Entries))
 	for _, e := range r.Entries {
-		if e.Skip != "" {
-			skipped[e.Key] = true
+		rowLoads[e.Key] = e.Skip == ""
+	}
+	var take []string
+	replaced := map[string]bool{}
+	for _, k := range keys {
+		loads, row := rowLoads[k.key]
+		switch {
+		case !row:
+			take = append(take, k.key)
+		case !loads && k.loads:
+			take, replaced[k.key] = append(take, k.key), true
 		}
 	}
-	var doc *sessionsjson.Document
-	replaced := map[string]bool{}
-	var legacy []*sessionsjson.Entry
-	for _, it := range items {
-		if it.copy != nil {
-			legacy = append(legacy, it.copy)
+	if len(take) == 0 {
+		return nil
+	}
+	doc := h.Mirror.Doc
+	if doc == nil {
+		if err := h.LoadMirror(); err != nil {
+			return err
+		}
+		doc, h.Mirror.Doc = h.Mirror.Doc, nil
+	}
+	legacy := make([]*sessionsjson.Entry, 0, len(take))
+	for _, key := range take {
+		m := doc.Entry(key)
+		if m == nil || replaced[key] && m.Skip != "" { // the file changed since it was first read
+			delete(replaced, key)
 			continue
 		}
-		if !skipped[it.key] {
-			continue
-		}
-		if doc == nil {
-			if doc = h.Mirror.Doc; doc == nil {
-				if err := h.LoadMirror(); err != nil {
-					return err
-				}
-				doc, h.Mirror.Doc = h.Mirror.Doc, nil
-			}
-		}
-		m := doc.Entry(it.key)
-		if m == nil || m.Skip != "" { // the file changed since it was first read
-			continue
-		}
-		c, err := sessionsjson.DecodeEntry(it.key, bytes.Clone(m.Text()), h.Rules)
+		c, err := sessionsjson.DecodeEntry(key, bytes.Clone(m.Text()), h.Rules)
 		if err != nil {
 			return err
 		}
-		legacy, replaced[it.key] = append(legacy, c), true
+		legacy = append(legacy, c)
 	}
-	if len(legacy) == 0 {
-		return nil
-	}
-	if len(replaced) > 0 {
-		r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
-	}
+	r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
 	r.Legacy = make(map[string]bool, len(legacy))
 	for _, e := range legacy {
 		r.Entries = append(r.Entries, e)
