@@ -185,6 +185,9 @@ func TestFromDictOwnRules(t *testing.T) {
 				if e.Skip != c.skip[col] {
 					t.Errorf("%s = %s: skip %q, the runtime's %q", c.field, c.value, e.Skip, c.skip[col])
 				}
+				if strings.Contains(e.Skip, "path-unsafe") && e.UpdatedAt.Raw != base.UpdatedAt.Raw {
+					t.Errorf("a path-unsafe entry lost its updated_at: %q", e.UpdatedAt.Raw)
+				}
 			})
 		}
 	}

@@ -636,6 +636,8 @@ func (e *Entry) required(v *entryView) bool {
 		}
 	}
 	if !e.pathSafety(v) {
+		// skipped before its timestamps are read; they are still shown
+		e.CreatedAt, e.UpdatedAt = quietTimestamp(v[rankCreatedAt]), quietTimestamp(v[rankUpdatedAt])
 		return false
 	}
 	var ok bool
@@ -644,6 +646,15 @@ func (e *Entry) required(v *entryView) bool {
 	}
 	e.UpdatedAt, ok = e.timestamp(v[rankUpdatedAt], "updated_at")
 	return ok
+}
+
+// quietTimestamp is the parsed timestamp of a string value, zero when it is not one.
+func quietTimestamp(raw []byte) Timestamp {
+	if len(raw) == 0 || raw[0] != '"' {
+		return Timestamp{}
+	}
+	ts, _ := ParseISO(decodeString(raw))
+	return ts
 }
 
 func (e *Entry) timestamp(raw []byte, name string) (Timestamp, bool) {
