@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
@@ -165,6 +166,9 @@ func entryFlags(r home.EntryRow) string {
 	if r.Skip != "" {
 		s += "SKIPPED: " + r.Skip
 	}
+	if r.Legacy {
+		s = strings.TrimSpace(s + " legacy: only in sessions.json, imported at the next start")
+	}
 	if s == "" {
 		return "-"
 	}
@@ -222,7 +226,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 		return err
 	}
 	row := home.RowState(rows, e.SessionID)
-	data := map[string]any{"key": key, "entry": home.JSONSafe(e.Raw()), "row": row,
+	data := map[string]any{"key": key, "entry": home.JSONSafe(e.Raw()), "row": row, "legacy": h.IsLegacy(key),
 		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
 	if o.json {
 		return emitJSON(o, newEnvelope(h, o, result{data: data}))
@@ -230,11 +234,14 @@ func showEntry(c *cli.Context, o *options, key string) error {
 	if o.quiet {
 		return nil
 	}
-	return printEntry(o, e, row, lineage)
+	return printEntry(o, e, row, lineage, h.IsLegacy(key))
 }
 
-func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {
+func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *home.LineageRows, legacy bool) error {
 	fmt.Fprintf(o.stdout, "key  %s\n", e.Key)
+	if legacy {
+		fmt.Fprintln(o.stdout, "legacy entry: only in sessions.json, not in gateway_routing; the runtime imports it at its next load")
+	}
 	if e.Skip != "" {
 		fmt.Fprintf(o.stdout, "SKIPPED by the runtime: %s\n", e.Skip)
 	}

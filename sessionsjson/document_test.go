@@ -59,7 +59,7 @@ func TestDecodeSkipReasons(t *testing.T) {
 		{"created malformed", GenR0703, `{"session_key": "k", "session_id": "a", "created_at": "2026-13-01", "updated_at": "2026-07-16"}`, "created_at malformed"},
 		{"created number r0703", GenR0703, `{"session_key": "k", "session_id": "a", "created_at": 5, "updated_at": "2026-07-16"}`, "created_at not a string"},
 		{"created number r0506", GenR0506, `{"session_key": "k", "session_id": "a", "created_at": 5, "updated_at": "2026-07-16"}`, "created_at not a string" + skipTypeErrorSuffix},
-		{"unknown origin platform", GenR0703, `{"session_key": "k", "session_id": "a", "created_at": "2026-07-16", "updated_at": "2026-07-16", "origin": {"platform": "irc", "chat_id": "1"}}`, SkipOriginPlatform},
+		{"unknown origin platform", GenR0703, `{"session_key": "k", "session_id": "a", "created_at": "2026-07-16", "updated_at": "2026-07-16", "origin": {"platform": "foo", "chat_id": "1"}}`, SkipOriginPlatform},
 		{"origin without chat_id", GenR0703, `{"session_key": "k", "session_id": "a", "created_at": "2026-07-16", "updated_at": "2026-07-16", "origin": {"platform": "slack"}}`, SkipOriginNoChatID},
 		{"origin string r0703", GenR0703, `{"session_key": "k", "session_id": "a", "created_at": "2026-07-16", "updated_at": "2026-07-16", "origin": "x"}`, ""},
 		{"origin string r0418", GenR0418, `{"session_key": "k", "session_id": "a", "created_at": "2026-07-16", "updated_at": "2026-07-16", "origin": "x"}`, SkipOriginNotObject + skipTypeErrorSuffix},
@@ -84,7 +84,7 @@ func TestDecodeSkipReasons(t *testing.T) {
 
 func TestDecodeEntryFields(t *testing.T) {
 	raw := `{"session_key": "k", "session_id": "a", "created_at": "2026-07-16", "updated_at": "2026-07-16T10:00:00Z",
-	 "platform": "irc", "resume_pending": 1, "resume_reason": "restart_timeout", "last_resume_marked_at": "nope",
+	 "platform": "foo", "resume_pending": 1, "resume_reason": "restart_timeout", "last_resume_marked_at": "nope",
 	 "memory_flushed": true, "x_extra": [], "chat_type": "group", "origin": {"platform": "slack", "chat_id": null, "weird": 1},
 	 "suspended": false, "suspended": "yes"}`
 	e, err := DecodeEntry("k", []byte(raw), RulesFor(GenR0506))
@@ -95,7 +95,7 @@ func TestDecodeEntryFields(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"platform", e.Platform, "irc"},
+		{"platform", e.Platform, "foo"},
 		{"platform known", e.PlatformKnown, false},
 		{"resume_pending", e.ResumePending, true},
 		{"resume_reason", *e.ResumeReason, "restart_timeout"},

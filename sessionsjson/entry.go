@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -102,10 +103,12 @@ type Entry struct {
 	LastResumeMarkedAt *Timestamp
 	// ResumeReason is the string value, nil when null, absent or not a string.
 	ResumeReason *string
-	// Platform is the top-level platform string; PlatformKnown is false when the runtime
-	// would load it as null (unknown value).
+	// Platform is the platform the runtime loads: the member's value when the generation's
+	// Platform(value) resolves the top-level platform (PlatformKnown), else the string as
+	// written ("" when not a string); PlatformKnown is false when the runtime loads it as null.
 	Platform string
-	// OriginPlatform and OriginChatID (Python str() of the value) come from origin.
+	// OriginPlatform (the member's value, or Python str() of an unknown value) and
+	// OriginChatID (Python str() of the value) come from origin.
 	OriginPlatform, OriginChatID string
 	// ChatType is the chat_type string ("dm" when absent).
 	ChatType string
@@ -208,6 +211,27 @@ func (e *Entry) Get(name string) (json.RawMessage, bool) {
 	return out, found
 }
 
+// MemberPath returns the raw value at a dotted path of members ("origin.platform") in a
+// valid raw JSON object, and whether it is there.
+func MemberPath(raw []byte, path string) (json.RawMessage, bool) {
+	for name := range strings.SplitSeq(path, ".") {
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, false
+		}
+		var next []byte
+		visitObject(raw, func(k, v []byte) {
+			if nameIs(k, name) {
+				next = v
+			}
+		})
+		if next == nil {
+			return nil, false
+		}
+		raw = next
+	}
+	return raw, true
+}
+
 // nameIs reports whether the raw member name k decodes to name.
 func nameIs(k []byte, name string) bool {
 	body := k[1 : len(k)-1]
@@ -253,6 +277,61 @@ func (e *Entry) Set(field string, value any) (*Entry, error) {
 		fields = slices.Insert(fields, insertPos(fields, field), Field{Name: field, Raw: raw})
 	}
 	return entryFromRaw(e.Key, appendRawObject(nil, fields), e.rules), nil
+}
+
+// Saved returns the entry as the runtime's next save would write the values sessionctl
+// matches on an entry it edits (docs/decisions.md), and the names of the members it changed
+// ("platform", "origin.platform", "origin"): SessionEntry.to_dict writes the platform as the
+// member's value (`self.platform.value`), so a value the generation normalised (Rules.
+// NormalisePlatform: "Telegram", "slack ") is written lower-case and stripped, at the top
+// level and in origin (SessionSource.to_dict); and it writes "origin" only when the entry has
+// one (`if self.origin:`), so an origin the runtime loaded as none ({} before r0703, any
+// non-dict from r0703) is dropped. A value the runtime does not resolve is kept: sessionctl
+// cannot see plugin platforms a user installed. An entry the runtime skips is returned as it
+// is, and so is one with nothing to change (nil names).
+func (e *Entry) Saved() (*Entry, []string) {
+	if e.Skip != "" || !e.IsObject() {
+		return e, nil
+	}
+	var changed []string
+	fields := e.Fields()
+	out := fields[:0]
+	for _, f := range fields {
+		switch {
+		case f.Name == "platform" && e.PlatformKnown && stringValue(f.Raw) != e.Platform:
+			f.Raw = appendPyString(nil, e.Platform, true)
+			changed = append(changed, "platform")
+		case f.Name == fieldOrigin && !e.OriginPresent:
+			changed = append(changed, fieldOrigin)
+			continue
+		case f.Name == fieldOrigin:
+			if raw, ok := e.savedOrigin(f.Raw); ok {
+				f.Raw = raw
+				changed = append(changed, "origin.platform")
+			}
+		}
+		out = append(out, f)
+	}
+	if changed == nil {
+		return e, nil
+	}
+	return entryFromRaw(e.Key, appendRawObject(nil, out), e.rules), changed
+}
+
+// savedOrigin returns the loaded origin object with its platform written as the member's
+// value, and whether that differs from raw.
+func (e *Entry) savedOrigin(raw []byte) ([]byte, bool) {
+	fields := objectFields(raw, 8)
+	changed := false
+	for i, f := range fields {
+		if f.Name == "platform" && stringValue(f.Raw) != e.OriginPlatform {
+			fields[i].Raw, changed = appendPyString(nil, e.OriginPlatform, true), true
+		}
+	}
+	if !changed {
+		return raw, false
+	}
+	return appendRawObject(nil, fields), true
 }
 
 // appendRawObject writes fields as an object, each name and value byte for byte as given
@@ -388,8 +467,8 @@ func (e *Entry) evaluate(fields []rawField) {
 	var v entryView
 	e.view(fields, &v)
 	e.plainFields(&v)
-	if e.origin(v[rankOrigin]) && e.required(&v) {
-		e.pathSafety(&v)
+	if e.origin(v[rankOrigin]) {
+		e.required(&v)
 	}
 }
 
@@ -412,8 +491,9 @@ func (e *Entry) plainFields(v *entryView) {
 		e.ChatType = internedString(v[rankChatType])
 	}
 	if p := v[rankPlatform]; truthy(p) {
-		e.Platform = internedString(p)
-		e.PlatformKnown = IsKnownPlatform(e.Platform)
+		if e.Platform, e.PlatformKnown = e.rules.Platforms.Resolve(p, e.rules.NormalisePlatform); !e.PlatformKnown {
+			e.Platform = internedString(p)
+		}
 	}
 	e.ResumePending = truthy(v[rankResumePending])
 	e.Suspended = truthy(v[rankSuspended])
@@ -465,8 +545,13 @@ func stringValue(raw []byte) string {
 // reasons), returned without allocating.
 var internedValues = func() map[string]string {
 	m := map[string]string{}
-	for p := range knownPlatforms {
-		m[p] = p
+	for _, set := range []*PlatformSet{platformsR0418, platformsR0506, platformsR0525, platformsR0703} {
+		for p := range set.builtin {
+			m[p] = p
+		}
+		for p := range set.bundled {
+			m[p] = p
+		}
 	}
 	for _, s := range []string{"dm", "group", "channel", "thread", "forum", "private", "supergroup",
 		"restart_timeout", "shutdown_timeout", "restart_interrupted", "crash_recovery"} {
@@ -474,6 +559,14 @@ var internedValues = func() map[string]string {
 	}
 	return m
 }()
+
+// internedValue returns the shared copy of s when it is a common value.
+func internedValue(s string) string {
+	if v, ok := internedValues[s]; ok {
+		return v
+	}
+	return s
+}
 
 // internedString is stringValue that does not allocate for common values.
 func internedString(raw []byte) string {
@@ -485,15 +578,15 @@ func internedString(raw []byte) string {
 	return stringValue(raw)
 }
 
-// origin applies SessionSource.from_dict; false means the entry is skipped.
+// origin applies SessionSource.from_dict where SessionEntry.from_dict calls it (see
+// Rules.OriginDictOnly); false means the entry is skipped.
 func (e *Entry) origin(raw []byte) bool {
-	if !truthy(raw) {
+	switch {
+	case raw == nil:
 		return true
-	}
-	if raw[0] != '{' {
-		if e.rules.IgnoreNonObjectOrigin {
-			return true
-		}
+	case e.rules.OriginDictOnly && raw[0] != '{', !e.rules.OriginDictOnly && !truthy(raw):
+		return true // no origin
+	case raw[0] != '{':
 		e.skip(SkipOriginNotObject, true)
 		return false
 	}
@@ -513,25 +606,28 @@ func (e *Entry) origin(raw []byte) bool {
 }
 
 func (e *Entry) originPlatform(platform, chatID []byte) bool {
-	switch {
-	case platform == nil:
+	if platform == nil {
 		e.skip(SkipOriginNoPlatform, false)
 		return false
-	case !IsKnownPlatform(internedString(platform)) || platform[0] != '"':
+	}
+	p, ok := e.rules.Platforms.Resolve(platform, e.rules.NormalisePlatform)
+	switch {
+	case !ok:
 		e.OriginPlatform = pyStr(platform)
 		e.skip(SkipOriginPlatform, false)
 		return false
 	case chatID == nil:
-		e.OriginPlatform = internedString(platform)
+		e.OriginPlatform = p
 		e.skip(SkipOriginNoChatID, false)
 		return false
 	}
-	e.OriginPlatform = internedString(platform)
+	e.OriginPlatform = p
 	e.OriginChatID = pyStr(chatID)
 	return true
 }
 
-// required checks the four required fields in from_dict order.
+// required checks the four required fields in from_dict order: session_key and session_id
+// present (KeyError), their path safety (r0703+, ValueError), then the two timestamps.
 func (e *Entry) required(v *entryView) bool {
 	for _, name := range []string{"session_key", "session_id"} {
 		if !v.has(name) {
@@ -539,12 +635,26 @@ func (e *Entry) required(v *entryView) bool {
 			return false
 		}
 	}
+	if !e.pathSafety(v) {
+		// skipped before its timestamps are read; they are still shown
+		e.CreatedAt, e.UpdatedAt = quietTimestamp(v[rankCreatedAt]), quietTimestamp(v[rankUpdatedAt])
+		return false
+	}
 	var ok bool
 	if e.CreatedAt, ok = e.timestamp(v[rankCreatedAt], "created_at"); !ok {
 		return false
 	}
 	e.UpdatedAt, ok = e.timestamp(v[rankUpdatedAt], "updated_at")
 	return ok
+}
+
+// quietTimestamp is the parsed timestamp of a string value, zero when it is not one.
+func quietTimestamp(raw []byte) Timestamp {
+	if len(raw) == 0 || raw[0] != '"' {
+		return Timestamp{}
+	}
+	ts, _ := ParseISO(decodeString(raw))
+	return ts
 }
 
 func (e *Entry) timestamp(raw []byte, name string) (Timestamp, bool) {
@@ -564,22 +674,40 @@ func (e *Entry) timestamp(raw []byte, name string) (Timestamp, bool) {
 	return ts, true
 }
 
-// pathSafety applies the 06-21+ key and id checks.
-func (e *Entry) pathSafety(v *entryView) {
+// pathSafety applies the r0703+ key and id checks (gateway/session.py _is_path_unsafe,
+// 4d4ba0831; _is_session_key_unsafe for the key from 83f14b2f2): a falsy value (null, "",
+// 0, false, [], {}) passes, any other is checked as Python's str() of it, so a number loads.
+// r0703 checks the key first, r0715 the id first. false means the entry is skipped.
+func (e *Entry) pathSafety(v *entryView) bool {
 	if e.rules.PathSafety == PathSafetyNone {
-		return
+		return true
 	}
 	interior := e.rules.PathSafety == PathSafetyInteriorSlash
-	if raw := v[rankSessionKey]; raw[0] != '"' {
-		e.skip("session_key"+skipNotStringSuffix, false)
-		return
-	} else if p := SessionKeyProblem(e.SessionKey, interior); p != "" {
-		e.skip("session_key"+skipPathUnsafeSuffix+p, false)
-		return
+	key := func() bool {
+		if p := SessionKeyProblem(pathValue(v[rankSessionKey]), interior); p != "" {
+			e.skip("session_key"+skipPathUnsafeSuffix+p, false)
+			return false
+		}
+		return true
 	}
-	if raw := v[rankSessionID]; raw[0] != '"' {
-		e.skip("session_id"+skipNotStringSuffix, false)
-	} else if p := SessionIDProblem(e.SessionID); p != "" {
-		e.skip("session_id"+skipPathUnsafeSuffix+p, false)
+	id := func() bool {
+		if p := SessionIDProblem(pathValue(v[rankSessionID])); p != "" {
+			e.skip("session_id"+skipPathUnsafeSuffix+p, false)
+			return false
+		}
+		return true
 	}
+	if interior {
+		return id() && key()
+	}
+	return key() && id()
+}
+
+// pathValue is what the path checks look at: "" for a falsy value (it passes), else Python's
+// str() of the value.
+func pathValue(raw []byte) string {
+	if !truthy(raw) {
+		return ""
+	}
+	return pyStr(raw)
 }

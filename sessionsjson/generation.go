@@ -45,9 +45,19 @@ type Rules struct {
 	SkipNonObject bool
 	// TypeErrorAborts: a TypeError inside an entry aborts the rest of the load (r0418–r0525).
 	TypeErrorAborts bool
-	// IgnoreNonObjectOrigin: a truthy non-object origin means "no origin" (r0703+); before, it
-	// raises TypeError.
-	IgnoreNonObjectOrigin bool
+	// OriginDictOnly: SessionEntry.from_dict parses origin when it is a dict, an empty one
+	// included (which then lacks platform: KeyError, the entry is skipped), and ignores any
+	// other value (r0703+; 9c994377e, 2026-06-25: `isinstance(data["origin"], dict)`). Before,
+	// it parses any truthy value (a truthy non-dict raises TypeError) and ignores a falsy one,
+	// `{}` included (`data["origin"]` truthiness, cb4addaca … 3914089d5).
+	OriginDictOnly bool
+	// Platforms is what the generation's Platform(value) accepts: its enum and the bundled
+	// plugin platforms of its tree (platform.go has each set with its commits).
+	Platforms *PlatformSet
+	// NormalisePlatform: a value the enum does not hold exactly is stripped and lower-cased
+	// before it is looked up, and may name a bundled plugin platform (Platform._missing_,
+	// r0506+; 8f144fe36, 2026-04-29). The runtime's save writes the member's value.
+	NormalisePlatform bool
 	// PathSafety is the session_key/session_id check applied on load.
 	PathSafety PathSafety
 	// README is the "_README" text the generation writes ("" before r0703).
@@ -81,20 +91,23 @@ type generationRow struct {
 // loader rule sets, by the upstream commits that introduced them.
 var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
-	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true}
+	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
+		Platforms: platformsR0525, NormalisePlatform: true}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
-	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, IgnoreNonObjectOrigin: true,
+	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
+		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
 		DBRepairs: true, WritesAllowed: true}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.
 var generations = []generationRow{
-	{1, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18
+	{1, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18: no Platform._missing_ yet
 		r.Generation, r.CrashRecoverySetsSuspended, r.FinalizedFlag, r.DBRepairs = GenR0418, true, "memory_flushed", false
+		r.Platforms, r.NormalisePlatform = platformsR0418, false
 	})},
-	{7, 11, "", with(legacyLoad, func(r *Rules) { r.Generation = GenR0506 })}, // 3b750715a
+	{7, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
 	{12, 16, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
 		r.Generation, r.AutoResume = GenR0525, true
 	})},

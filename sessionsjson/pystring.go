@@ -3,8 +3,10 @@ package sessionsjson
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -200,30 +202,98 @@ func pad2(n int) string {
 	return strconv.Itoa(n)
 }
 
-// pyStr is Python's str() of a decoded JSON scalar, as used for origin.chat_id.
+// pyStr is Python's str() of a decoded JSON value, as used for origin.chat_id and by the
+// path checks: a string as it is, a list or a dict as its repr.
 func pyStr(raw []byte) string {
+	if raw[0] == '"' {
+		return decodeString(raw)
+	}
+	return string(appendPyRepr(nil, raw))
+}
+
+// appendPyRepr appends Python's repr() of a decoded JSON value (str() for the scalars other
+// than strings): a dict keeps the first position and the last value of a duplicated name.
+func appendPyRepr(dst, raw []byte) []byte {
 	switch raw[0] {
 	case '"':
-		return decodeString(raw)
+		return appendPyReprString(dst, codePoints(raw))
 	case 'n':
-		return "None"
+		return append(dst, "None"...)
 	case 't':
-		return "True"
+		return append(dst, "True"...)
 	case 'f':
-		return "False"
-	case '{', '[':
-		return string(compactPy(raw))
+		return append(dst, "False"...)
+	case '[':
+		dst = append(dst, '[')
+		for i, item := range arrayItems(raw) {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendPyRepr(dst, item)
+		}
+		return append(dst, ']')
+	case '{':
+		dst = append(dst, '{')
+		for i, f := range dedupeFields(objectFields(raw, 8)) {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendPyReprString(dst, codePoints(f.rawName))
+			dst = append(dst, ": "...)
+			dst = appendPyRepr(dst, f.Raw)
+		}
+		return append(dst, '}')
 	}
 	n := appendPyNumber(nil, raw)
 	switch string(n) { // str(float) of the constants
 	case "NaN":
-		return "nan"
+		return append(dst, "nan"...)
 	case "Infinity":
-		return "inf"
+		return append(dst, "inf"...)
 	case "-Infinity":
-		return "-inf"
+		return append(dst, "-inf"...)
 	}
-	return string(n)
+	return append(dst, n...)
+}
+
+// appendPyReprString appends Python's repr() of a str: single quotes unless the text has a
+// single quote and no double one; the quote and backslash escaped, \t \n \r, other
+// control and non-printable characters as \xhh, \uhhhh or \Uhhhhhhhh (str.isprintable is
+// unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space).
+func appendPyReprString(dst []byte, cps []rune) []byte {
+	quote := '\''
+	if slices.Contains(cps, '\'') && !slices.Contains(cps, '"') {
+		quote = '"'
+	}
+	dst = append(dst, byte(quote))
+	for _, r := range cps {
+		switch {
+		case r == quote || r == '\\':
+			dst = append(dst, '\\', byte(r))
+		case r == '\t':
+			dst = append(dst, '\\', 't')
+		case r == '\n':
+			dst = append(dst, '\\', 'n')
+		case r == '\r':
+			dst = append(dst, '\\', 'r')
+		case r < 0x20 || r == 0x7f:
+			dst = append(dst, '\\', 'x', lowerHex[r>>4], lowerHex[r&0xF])
+		case r < 0x7f:
+			dst = append(dst, byte(r))
+		case (r < 0xD800 || r > 0xDFFF) && unicode.IsPrint(r):
+			dst = utf8.AppendRune(dst, r)
+		case r <= 0xff:
+			dst = append(dst, '\\', 'x', lowerHex[r>>4], lowerHex[r&0xF])
+		case r <= 0xffff:
+			dst = appendU4(dst, r)
+		default:
+			dst = append(dst, '\\', 'U')
+			for shift := 28; shift >= 0; shift -= 4 {
+				dst = append(dst, lowerHex[r>>shift&0xF])
+			}
+		}
+	}
+	return append(dst, byte(quote))
 }
 
 // truthy is Python truthiness of a decoded JSON value.

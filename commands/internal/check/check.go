@@ -174,7 +174,7 @@ func entry(e *sessionsjson.Entry, now int64) []Finding {
 		out = append(out, Finding{EntryUnknownReason, Warn, e.Key, "resume_reason is not one the runtime auto-resumes (restart_timeout, shutdown_timeout, restart_interrupted): clear it (sessionctl resume clear KEY --apply)"})
 	}
 	if !e.PlatformKnown && e.Platform != "" {
-		out = append(out, Finding{EntryUnknownPlatform, Info, e.Key, "platform " + e.Platform + " is not a built-in one: the runtime loads it as null unless a plugin provides it"})
+		out = append(out, Finding{EntryUnknownPlatform, Info, e.Key, "platform " + e.Platform + " is neither built in nor a bundled plugin platform of this generation: the runtime loads it as null unless a plugin the user installed provides it"})
 	}
 	if len(e.UnknownFields) > 0 {
 		out = append(out, Finding{EntryUnknownFields, Info, e.Key, "fields the runtime drops on its next save: " + strings.Join(e.UnknownFields, ", ")})
@@ -300,7 +300,7 @@ func mirrorFinding(d home.MirrorDiff) Finding {
 	case home.MirrorMissing:
 		return Finding{RoutingMirrorMissing, Info, d.Key, "in gateway_routing but not in the sessions.json mirror: tools reading sessions.json miss it; the gateway's next save rewrites the mirror (no action needed)"}
 	case home.MirrorOnly:
-		return Finding{RoutingMirrorOnly, Warn, d.Key, "only in the sessions.json mirror, not in gateway_routing: the next gateway start imports it (check it is wanted: sessionctl entries show KEY)"}
+		return Finding{RoutingMirrorOnly, Warn, d.Key, "only in the sessions.json mirror, not in gateway_routing: the next gateway start imports it, and sessionctl lists it as legacy and edits it there (check it is wanted: sessionctl entries show KEY)"}
 	default:
 		return Finding{RoutingMirrorDiffers, Info, d.Key, "sessions.json mirror differs from gateway_routing: the database wins and the gateway's next save rewrites the mirror (no action needed)"}
 	}

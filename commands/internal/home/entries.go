@@ -23,6 +23,9 @@ type EntryRow struct {
 	RestartCount       *int64  `json:"restart_count"`
 	Skip               string  `json:"skipped_by_runtime,omitempty"`
 	Stale              bool    `json:"stale_marker"`
+	// Legacy: only sessions.json holds it on a db-primary home; the runtime imports it at
+	// its next load (Routing.Legacy).
+	Legacy bool `json:"legacy,omitempty"`
 }
 
 // EntryQuery selects routing entries.
@@ -58,7 +61,7 @@ func (h *Home) entryRow(rows map[string]Row, e *sessionsjson.Entry, stale bool) 
 		Key: e.Key, SessionID: e.SessionID, Platform: e.Platform,
 		ResumePending: e.ResumePending, ResumeReason: e.ResumeReason, Suspended: e.Suspended,
 		UpdatedAt: e.UpdatedAt.Raw, Row: RowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
-		Skip: e.Skip, Stale: stale,
+		Skip: e.Skip, Stale: stale, Legacy: h.IsLegacy(e.Key),
 	}
 	if e.LastResumeMarkedAt != nil {
 		raw := e.LastResumeMarkedAt.Raw

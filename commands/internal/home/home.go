@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -101,6 +102,9 @@ func (s Source) Store() string {
 const (
 	StoreSessionsJSON   = "sessions.json"
 	StoreGatewayRouting = "gateway_routing"
+	// StoreLegacy names, in change lists, sessions.json holding a legacy entry of a
+	// db-primary home (journals name the file, StoreSessionsJSON).
+	StoreLegacy = "sessions.json (legacy)"
 )
 
 // Purpose decides what Open reads and how strictly.
@@ -149,7 +153,18 @@ type Routing struct {
 	Scope   string                // resolved sessions dir: the gateway_routing scope of this home
 	Entries []*sessionsjson.Entry // in order
 	Foreign map[string]int        // db-primary: rows per other scope
-	byKey   map[string]*sessionsjson.Entry
+	// Legacy holds the keys of the legacy entries among Entries (SourceGatewayRouting): keys
+	// only sessions.json has, or whose gateway_routing row the runtime skips while the
+	// sessions.json entry loads. The runtime imports them at load (gateway/session.py
+	// _ensure_loaded_locked, c2a3b9ce5: "only fills keys the DB didn't provide") and acts on
+	// them; sessionctl shows them and edits them where they are, in sessions.json.
+	Legacy map[string]bool
+	byKey  map[string]*sessionsjson.Entry
+}
+
+// IsLegacy reports whether key names a legacy entry (see Routing.Legacy).
+func (h *Home) IsLegacy(key string) bool {
+	return h.Routing.Legacy[key]
 }
 
 // Home is one opened home, read-only.
@@ -311,8 +326,87 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 		}
 		h.Mirror.Compared = true
 	}
+	keys := h.mirrorKeys()
 	h.dropMirror(purpose)
-	return h.loadRoutingRows(ctx, scopes[r.Scope])
+	if err := h.loadRoutingRows(ctx, scopes[r.Scope]); err != nil {
+		return err
+	}
+	return h.addLegacy(keys)
+}
+
+// mirrorKey is a key of the sessions.json mirror and whether the runtime loads its entry.
+type mirrorKey struct {
+	key   string
+	loads bool
+}
+
+// mirrorKeys lists the keys of the decoded mirror in its order, before the mirror is let go:
+// enough to tell, once the rows are loaded, whether the runtime's legacy import takes any
+// entry (rarely: the mirror is then read again).
+func (h *Home) mirrorKeys() []mirrorKey {
+	if h.Mirror.Doc == nil {
+		return nil
+	}
+	entries := h.Mirror.Doc.Entries()
+	out := make([]mirrorKey, len(entries))
+	for i, e := range entries {
+		out[i] = mirrorKey{e.Key, e.Skip == ""}
+	}
+	return out
+}
+
+// addLegacy adds the legacy entries after the rows, in mirror order, as the runtime's dict
+// has them: the keys no row has, and the keys whose row the runtime skips while their mirror
+// entry loads (that row is then left out: the runtime acts on the imported entry, and its next
+// save replaces the row). Their entries are copied from the mirror, read again when the
+// purpose let it go.
+func (h *Home) addLegacy(keys []mirrorKey) error {
+	r := &h.Routing
+	rowLoads := make(map[string]bool, len(r.Entries))
+	for _, e := range r.Entries {
+		rowLoads[e.Key] = e.Skip == ""
+	}
+	var take []string
+	replaced := map[string]bool{}
+	for _, k := range keys {
+		loads, row := rowLoads[k.key]
+		switch {
+		case !row:
+			take = append(take, k.key)
+		case !loads && k.loads:
+			take, replaced[k.key] = append(take, k.key), true
+		}
+	}
+	if len(take) == 0 {
+		return nil
+	}
+	doc := h.Mirror.Doc
+	if doc == nil {
+		if err := h.LoadMirror(); err != nil {
+			return err
+		}
+		doc, h.Mirror.Doc = h.Mirror.Doc, nil
+	}
+	legacy := make([]*sessionsjson.Entry, 0, len(take))
+	for _, key := range take {
+		m := doc.Entry(key)
+		if m == nil || replaced[key] && m.Skip != "" { // the file changed since it was first read
+			delete(replaced, key)
+			continue
+		}
+		c, err := sessionsjson.DecodeEntry(key, bytes.Clone(m.Text()), h.Rules)
+		if err != nil {
+			return err
+		}
+		legacy = append(legacy, c)
+	}
+	r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
+	r.Legacy = make(map[string]bool, len(legacy))
+	for _, e := range legacy {
+		r.Entries = append(r.Entries, e)
+		r.Legacy[e.Key] = true
+	}
+	return nil
 }
 
 // dropMirror lets go of the decoded sessions.json mirror of a db-primary home unless the

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -42,9 +43,13 @@ type plannedEntry struct {
 	key    string
 	before *sessionsjson.Entry
 	after  *sessionsjson.Entry
+	saved  []string // members written in the runtime's save form as well (Entry.Saved)
 }
 
 // resolveEdits applies the edits to copies of the entries, dropping edits that change nothing.
+// An entry that changes is written as the runtime's save would write it (Entry.Saved: the
+// platform as the member's value, no origin the runtime did not load); that alone never
+// makes a write.
 func resolveEdits(entries func(string) *sessionsjson.Entry, edits []EntryEdit) ([]plannedEntry, error) {
 	var out []plannedEntry
 	for _, ed := range edits {
@@ -61,7 +66,8 @@ func resolveEdits(entries func(string) *sessionsjson.Entry, edits []EntryEdit) (
 			after = next
 		}
 		if !bytes.Equal(before.Raw(), after.Raw()) {
-			out = append(out, plannedEntry{key: ed.Key, before: before, after: after})
+			after, saved := after.Saved()
+			out = append(out, plannedEntry{key: ed.Key, before: before, after: after, saved: saved})
 		}
 	}
 	return out, nil
@@ -82,6 +88,15 @@ func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Cha
 				continue
 			}
 			out = append(out, Change{Store: store, Target: p.key + "/" + f.Field, Op: "set", Before: rawOrNil(before), After: rawOrNil(after)})
+		}
+		for _, name := range p.saved {
+			before, _ := sessionsjson.MemberPath(p.before.Text(), name)
+			after, ok := sessionsjson.MemberPath(p.after.Text(), name)
+			op := "set"
+			if !ok {
+				op = "remove"
+			}
+			out = append(out, Change{Store: store, Target: p.key + "/" + name, Op: op, Before: rawOrNil(before), After: rawOrNil(after)})
 		}
 	}
 	return out
@@ -108,13 +123,25 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 		return nil, nil, err
 	}
 	a := &routingApplier{r: r, primary: primary}
+	var legacy, copies []plannedEntry
 	if h.Routing.Source == home.SourceGatewayRouting {
+		// a legacy entry lives in sessions.json only: edited there (the runtime imports it
+		// from there at its next load), with no gateway_routing row written
+		a.primary = slices.DeleteFunc(primary, func(pe plannedEntry) bool { return h.IsLegacy(pe.key) })
 		if a.mirror, err = planMirror(h, p.Edits); err != nil {
 			return nil, nil, err
 		}
+		for _, pe := range a.mirror {
+			if h.IsLegacy(pe.key) {
+				legacy = append(legacy, pe)
+			} else {
+				copies = append(copies, pe)
+			}
+		}
 	}
-	changes := fieldChanges(h.Routing.Source.Store(), primary, p.Edits)
-	changes = append(changes, fieldChanges("sessions.json (mirror)", a.mirror, p.Edits)...)
+	changes := fieldChanges(h.Routing.Source.Store(), a.primary, p.Edits)
+	changes = append(changes, fieldChanges(home.StoreLegacy, legacy, p.Edits)...)
+	changes = append(changes, fieldChanges("sessions.json (mirror)", copies, p.Edits)...)
 	if p.Counts != nil {
 		changes = append(changes, Change{Store: ".restart_failure_counts", Target: h.Opts.Rel(p.Counts.Path), Op: countsOp(p.Counts),
 			Before: bytesOrNil(p.Counts.Before), After: bytesOrNil(p.Counts.After)})

@@ -165,7 +165,7 @@ func currentEntryRaw(h *home.Home, store, key string) []byte {
 		if h.Mirror.Doc != nil {
 			e = h.Mirror.Doc.Entry(key)
 		}
-	} else {
+	} else if !h.IsLegacy(key) { // a legacy entry is not this store's
 		e = h.Entry(key)
 	}
 	if e == nil {
