@@ -2,11 +2,16 @@ package statedb
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
-// The stale_chain family of every fixture generation: two hops, every rule agrees.
+// Ids of the stale_race family, in every fixture generation: the parent ended by compression,
+// its one child started before the parent ended (so the v11 rule does not follow it; the v17
+// rule does).
 const (
+	raceParent = "20260712_190154_5c722086"
+	raceChild  = "20260713_005243_eb1a28"
 	chainStart = "20260713_083008_9c35f8c3" // stale_chain: two hops, every rule agrees
 	chainTip   = "20260713_221054_f44293"
 )
@@ -80,5 +85,64 @@ func TestTipRulePerGeneration(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMalformedModelConfigPerGeneration: a model_config json_extract cannot read, on the
+// child of a compression-ended row, is one row's problem. Under the v17 rule the lookup
+// through its parent raises (hermes_state.py get_compression_tip's json_extract, 52d0d671e,
+// c2a3b9ce5) and the gateway keeps the starting id (gateway/session.py
+// _compression_tip_for_session_id catches every exception); the v11 rule never reads the
+// column (3b750715a, 3914089d5). Every other lookup goes on, and the database is not called
+// corrupt.
+func TestMalformedModelConfigPerGeneration(t *testing.T) {
+	for _, g := range generations {
+		for _, value := range []string{"'{bad'", "''", "'[1,'"} {
+			t.Run(g.name+"/"+value, func(t *testing.T) {
+				path := copyDB(t, g.name)
+				mustExec(t, rawDB(t, path), "UPDATE sessions SET model_config = "+value+" WHERE id = ?", raceChild)
+				db := openRO(t, path)
+				ctx := context.Background()
+				rule := TipRuleForSchema(db.Schema().Version)
+				got, err := db.CompressionTip(ctx, raceParent, rule)
+				switch rule {
+				case TipV17:
+					if !errors.Is(err, ErrTipLookupRaises) || errors.Is(err, ErrCorrupt) || got != raceParent {
+						t.Errorf("tip(stale_race) = %q, %v; want %q and ErrTipLookupRaises", got, err, raceParent)
+					}
+				default: // TipNone keeps the id; v11 does not follow a child started before its parent ended
+					if err != nil || got != raceParent {
+						t.Errorf("tip(stale_race) = %q, %v; want %q", got, err, raceParent)
+					}
+				}
+				if got, err := db.CompressionTip(ctx, chainStart, rule); err != nil || (rule != TipNone && got != chainTip) {
+					t.Errorf("stale_chain tip = %q, %v; want %q", got, err, chainTip)
+				}
+				bad, err := db.BadModelConfigs(ctx)
+				if err != nil || len(bad) != 1 || bad[0].ID != raceChild || !bad[0].ParentCompression ||
+					bad[0].ParentID == nil || *bad[0].ParentID != raceParent {
+					t.Errorf("BadModelConfigs = %+v, %v; want %s under a compression-ended parent", bad, err, raceChild)
+				}
+			})
+		}
+	}
+}
+
+// TestBadModelConfigsOnlyUnreadable: values json_extract reads (JSON5, numbers, NULL, a blob
+// it takes as JSONB) are not listed; the list is exactly what the lookup raises on.
+func TestBadModelConfigsOnlyUnreadable(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	raw := rawDB(t, path)
+	for _, v := range []string{"'{a:1}'", "5", "NULL", "x'00'", "' {\"_branched_from\": 1} '"} {
+		mustExec(t, raw, "UPDATE sessions SET model_config = "+v+" WHERE id = ?", raceChild)
+		db := openRO(t, path)
+		bad, err := db.BadModelConfigs(context.Background())
+		if err != nil || len(bad) != 0 {
+			t.Errorf("%s: BadModelConfigs = %+v, %v; want none", v, bad, err)
+		}
+		if _, err := db.CompressionTip(context.Background(), raceParent, TipV17); err != nil {
+			t.Errorf("%s: tip: %v", v, err)
+		}
+		_ = db.Close()
 	}
 }

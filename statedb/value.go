@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -231,4 +233,63 @@ func (w valueJSON) text64() string {
 		return ""
 	}
 	return *w.Base64
+}
+
+// printable escapes the characters of s a terminal would not show (control characters,
+// invalid UTF-8) as Go escapes them (\x00, \n …), leaving the rest as it is.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// runePrefix returns the length in bytes of the first n characters of s (an invalid byte
+// counting as one).
+func runePrefix(s string, n int) int {
+	i := 0
+	for ; n > 0 && i < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// maxLiteralRunes bounds the text Literal shows of a TEXT or BLOB value.
+const maxLiteralRunes = 40
+
+// Literal renders v the way SQL writes it, for messages: NULL, 42, 1.5, 'text' (quotes
+// doubled), X'00ff'. Long text and blobs are cut with "…".
+func (v Value) Literal() string {
+	switch v.Type {
+	case TypeInteger:
+		return strconv.FormatInt(v.Int, 10)
+	case TypeReal:
+		return strconv.FormatFloat(v.Real, 'g', -1, 64)
+	case TypeText:
+		s, cut := v.Text, ""
+		if n := runePrefix(s, maxLiteralRunes); n < len(s) {
+			s, cut = s[:n], "…"
+		}
+		return "'" + printable(strings.ReplaceAll(s, "'", "''")) + "'" + cut
+	case TypeBlob:
+		b, cut := v.Blob, ""
+		if len(b) > maxLiteralRunes/2 {
+			b, cut = b[:maxLiteralRunes/2], "…"
+		}
+		return fmt.Sprintf("X'%x'", b) + cut
+	default:
+		return "NULL"
+	}
 }

@@ -37,6 +37,10 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, more...)
+	if more, err = badModelConfigs(ctx, h); err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
 	return append(out, dbFiles(h)...), nil
 }
 
@@ -71,6 +75,33 @@ func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
 	}
 	for _, id := range expired {
 		out = append(out, Finding{DBExpiredLock, Info, id, "open session whose compression lock has expired (a compression died mid-way): the next compression reclaims it (no action needed; sessionctl sessions show ID)"})
+	}
+	return out, nil
+}
+
+// badModelConfigs reports the rows whose model_config the v17 compression-tip lookup raises
+// on. Under the v17 rule (r0703+) a row whose parent ended by compression makes every lookup
+// through that parent raise: the gateway catches it and keeps the entry where it is
+// (gateway/session.py _compression_tip_for_session_id, 52d0d671e, c2a3b9ce5), and so does
+// sessionctl. Older rules never read model_config (hermes_state.py get_compression_tip,
+// 3b750715a, 3914089d5).
+func badModelConfigs(ctx context.Context, h *home.Home) ([]Finding, error) {
+	bad, err := h.DB.BadModelConfigs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("model_config check: %w", err)
+	}
+	var out []Finding
+	for _, b := range bad {
+		what := "model_config " + b.Value.Literal() + " is not JSON: "
+		fix := "; clear it with the gateway stopped (UPDATE sessions SET model_config = NULL WHERE id = …) if the continuation should be followed"
+		switch {
+		case h.TipRule() != statedb.TipV17:
+			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "generation " + string(h.Gen) + "'s runtime does not read it (the compression-tip lookup of r0703 and later raises on it when its parent ended by compression)"})
+		case b.ParentCompression:
+			out = append(out, Finding{DBBadModelConfig, Warn, b.ID, what + "the runtime's compression-tip lookup through its parent " + *b.ParentID + " (ended by compression) raises on it, so the gateway leaves an entry on that chain where it is, as if there were no continuation; sessionctl does the same (repoint skips it)" + fix})
+		default:
+			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "the runtime's compression-tip lookup raises on it once its parent has ended by compression; no effect today"})
+		}
 	}
 	return out, nil
 }

@@ -64,6 +64,7 @@ const (
 	DBWALLarge              ID = "db.wal-large"
 	DBFreelist              ID = "db.freelist"
 	DBWALResetBug           ID = "db.sqlite-wal-reset-bug"
+	DBBadModelConfig        ID = "db.malformed-model-config"
 	GatewayRunning          ID = "gateway.running"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
@@ -87,7 +88,7 @@ var All = []ID{
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
-	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
+	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, RepairBatches,
 }

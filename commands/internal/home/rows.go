@@ -2,6 +2,7 @@ package home
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -14,6 +15,10 @@ type Row struct {
 	Session   statedb.Session
 	EndReason string // "" while open
 	Tip       string // compression tip when the row ended with compression and has a continuation
+	// TipRaises is set when the runtime's compression-tip lookup for the row raises on a
+	// value of the database (statedb.ErrTipLookupRaises): the runtime treats the row as having
+	// no continuation, and so does sessionctl (Tip is "").
+	TipRaises error
 }
 
 // RowState is the contract's `row` value: missing, open, ended or the end_reason.
@@ -76,6 +81,11 @@ func (h *Home) fillTips(ctx context.Context, rows map[string]Row) error {
 			continue
 		}
 		tip, err := h.DB.CompressionTip(ctx, id, rule)
+		if errors.Is(err, statedb.ErrTipLookupRaises) {
+			info.TipRaises = err
+			rows[id] = info
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("compression tip of %s: %w", id, err)
 		}
@@ -113,7 +123,7 @@ func (h *Home) Lineage(ctx context.Context, id string) (*Lineage, error) {
 	}
 	if rule := h.TipRule(); rule != statedb.TipNone {
 		tip, err := h.DB.CompressionTip(ctx, id, rule)
-		if err != nil {
+		if err != nil && !errors.Is(err, statedb.ErrTipLookupRaises) { // raises: no continuation, as the runtime takes it
 			return nil, fmt.Errorf("compression tip of %s: %w", id, err)
 		}
 		if tip != id {
