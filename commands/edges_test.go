@@ -136,3 +136,79 @@ func undoJournals(t testing.TB, home string) {
 		}
 	}
 }
+
+// The stale_nochild family: its entry points at a compression-ended row with no child.
+const (
+	nochildKey = "agent:main:discord:group:456117026968082137:900178866045402768"
+	nochildID  = "20260713_152438_93fef91a"
+)
+
+// TestTipWalkEdges (issue 17 item 11): repoint follows each generation's own walk. Planted
+// under stale_nochild: a chain ending in a child with the empty id, and a three-session cycle
+// through it. The v11 walk (hermes_state.py get_compression_tip, 3b750715a and
+// 3914089d5) keeps no seen set and does not stop at the empty id: it reaches it and its caller's `tip or
+// id` keeps the start; on the cycle it takes its 100 steps and stops one along (100 = 33*3 + 1). The
+// v17 walk (52d0d671e, c2a3b9ce5) stops before the empty id and at the first id seen again. r0418 has no
+// tip rule (repoint exits 4).
+func TestTipWalkEdges(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup string
+		want  map[string]string // rule -> session id of the stale_nochild entry after repoint
+	}{
+		{"empty-id", `INSERT INTO sessions (id, source, started_at, ended_at, end_reason, parent_session_id) VALUES
+			('em_b', 'discord', 1783980000, 1783980100, 'compression', '` + nochildID + `'),
+			('', 'discord', 1783980200, NULL, NULL, 'em_b')`,
+			map[string]string{"v11": nochildID, "v17": "em_b"}},
+		// a walk can only meet a cycle it starts in: stale_nochild -> cy_b -> cy_c -> stale_nochild
+		// (times chosen so that each child starts at or after its parent ended)
+		{"cycle", `INSERT INTO sessions (id, source, started_at, ended_at, end_reason, parent_session_id) VALUES
+			('cy_b', 'discord', 1783980000, 1783950000, 'compression', '` + nochildID + `'),
+			('cy_c', 'discord', 1783980000, 1783950000, 'compression', 'cy_b');
+			UPDATE sessions SET parent_session_id = 'cy_c' WHERE id = '` + nochildID + `'`,
+			map[string]string{"v11": "cy_b", "v17": "cy_c"}},
+	}
+	for _, gen := range fixtureGenerations() {
+		for _, c := range cases {
+			t.Run(gen+"/"+c.name, func(t *testing.T) {
+				home := fixtureHome(t, gen)
+				execSQL(t, filepath.Join(home, "state.db"), "PRAGMA foreign_keys = OFF", c.setup)
+				code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "repoint", "--apply")
+				if ruleOf[gen] == "none" {
+					if code != ExitData {
+						t.Errorf("exit %d, want %d: %s", code, ExitData, stderr)
+					}
+					return
+				}
+				if code != ExitOK {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				want := loadExpected(t, gen, "repoint")
+				setSessionID(want, nochildKey, c.want[ruleOf[gen]])
+				compareRouting(t, dumpHome(t, home), want)
+				undoJournals(t, home)
+				compareRouting(t, dumpHome(t, home), loadExpected(t, gen, "before"))
+			})
+		}
+	}
+}
+
+// setSessionID sets the session_id of the routing entry key (and of its mirror) in a dump.
+func setSessionID(dump map[string]any, key, id string) {
+	for _, part := range []string{"routing", "routing_mirror"} {
+		if m, ok := dump[part].(map[string]any); ok {
+			if e, ok := m[key].(map[string]any); ok {
+				e["session_id"] = id
+			}
+		}
+	}
+}
+
+// compareRouting compares the routing index (and mirror) of two dumps.
+func compareRouting(t testing.TB, got, want map[string]any) {
+	t.Helper()
+	part := func(d map[string]any) map[string]any {
+		return map[string]any{"routing": d["routing"], "routing_mirror": d["routing_mirror"]}
+	}
+	compareDump(t, part(got), part(want))
+}

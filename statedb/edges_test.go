@@ -28,8 +28,8 @@ type tipCase struct {
 // tipCases: the expected ids are the upstream walks' results.
 //   - TipNone (r0418, cb4addaca): hermes_state.py has no get_compression_tip; the id stays.
 //   - TipV11 (r0506 3b750715a, r0525 3914089d5, hermes_state.py get_compression_tip): 100
-//     steps, no record of the ids seen, no stop at ”; the caller's `tip or id`
-//     (hermes_cli/main.py) turns a ” result into the starting id.
+//     steps, no record of the ids seen, no stop at the empty id; the caller's `tip or id`
+//     (hermes_cli/main.py) turns an empty result into the starting id.
 //   - TipV17 (r0703 52d0d671e, r0715 c2a3b9ce5, hermes_state.py get_compression_tip): stops
 //     at a falsy child id or one already in `seen`, returning where it stands.
 var tipCases = []tipCase{
