@@ -11,6 +11,7 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
@@ -222,7 +223,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 		return err
 	}
 	row := home.RowState(rows, e.SessionID)
-	data := map[string]any{"key": key, "entry": jsonSafe(e.Raw()), "row": row,
+	data := map[string]any{"key": key, "entry": repair.JSONSafe(e.Raw()), "row": row,
 		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
 	if o.json {
 		return emitJSON(o, newEnvelope(h, o, result{data: data}))

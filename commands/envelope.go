@@ -81,7 +81,7 @@ func newEnvelope(h *home.Home, o *options, r result) envelope {
 		NowUnix:  o.Clock.Unix,
 		Applied:  r.applied,
 		Findings: orEmpty(r.findings),
-		Changes:  jsonSafeChanges(r.changes),
+		Changes:  repair.JSONSafeChanges(r.changes),
 		Journals: orEmpty(r.journals),
 		ExitCode: r.exitCode,
 		Version:  version(),
@@ -121,31 +121,6 @@ func homePaths(o *options) map[string]string {
 		"gateway_lock":           h.GatewayLockFile(),
 		"gateway_pid":            h.PIDFile(),
 	}
-}
-
-// jsonSafe is raw as a JSON value, or as a string holding its text when it is not standard
-// JSON: an entry the runtime wrote with NaN or Infinity (Python's json reads and writes them)
-// is shown as its text instead of failing the envelope.
-func jsonSafe(raw json.RawMessage) any {
-	if raw == nil || json.Valid(raw) {
-		return raw
-	}
-	return string(raw)
-}
-
-// jsonSafeChanges returns changes with every raw before/after image made JSON-safe.
-func jsonSafeChanges(changes []repair.Change) []repair.Change {
-	out := make([]repair.Change, len(changes))
-	for i, c := range changes {
-		if raw, ok := c.Before.(json.RawMessage); ok {
-			c.Before = jsonSafe(raw)
-		}
-		if raw, ok := c.After.(json.RawMessage); ok {
-			c.After = jsonSafe(raw)
-		}
-		out[i] = c
-	}
-	return out
 }
 
 // orEmpty returns s, or an empty slice for nil, so that JSON shows [] rather than null.
