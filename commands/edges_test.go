@@ -6,6 +6,7 @@ package commands
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -211,4 +212,82 @@ func compareRouting(t testing.TB, got, want map[string]any) {
 		return map[string]any{"routing": d["routing"], "routing_mirror": d["routing_mirror"]}
 	}
 	compareDump(t, part(got), part(want))
+}
+
+// TestMissingVersionRowEdges (issue 17 item 13): a state.db whose schema_version has no row is
+// read by every command and repaired by its generation's rules, as the runtime does after
+// inserting its own version on open (hermes_state.py SessionDB._init_schema at cb4addaca,
+// 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5); status shows the version read from the layout,
+// check reports the missing row, and sessionctl never writes it (undo included).
+func TestMissingVersionRowEdges(t *testing.T) {
+	versions := map[string]float64{"r0418-cb4addaca": 6, "r0506-3b750715a": 11, "r0525-3914089d5": 13,
+		"r0703-52d0d671e": 17, "r0715-c2a3b9ce5": 21}
+	for _, gen := range fixtureGenerations() {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			execSQL(t, filepath.Join(home, "state.db"), "DELETE FROM schema_version")
+			base := []string{"--home", home, "--now", fixtureNow, "--json"}
+			code, stdout, stderr := runCLI(t, append(base, "status")...)
+			if code != ExitOK {
+				t.Fatalf("status: exit %d: %s", code, stderr)
+			}
+			var st struct {
+				Data struct {
+					Schema struct {
+						Version        float64 `json:"version"`
+						VersionMissing bool    `json:"version_missing"`
+						Known          bool    `json:"known"`
+					} `json:"schema"`
+				} `json:"data"`
+				Generation string `json:"generation"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+				t.Fatal(err)
+			}
+			if s := st.Data.Schema; s.Version != versions[gen] || !s.VersionMissing || !s.Known || !strings.HasPrefix(gen, st.Generation) {
+				t.Errorf("status: generation %s schema %+v; want %s v%v read from the layout", st.Generation, s, gen, versions[gen])
+			}
+			code, stdout, stderr = runCLI(t, append(base, "check", "--fail-on", "never")...)
+			if code != ExitOK {
+				t.Fatalf("check: exit %d: %s", code, stderr)
+			}
+			if f := findingsOf(decodeEnvelope(t, stdout), check.DBSchemaVersionMissing); len(f) != 1 || f[0].Severity != check.Info {
+				t.Errorf("db.schema-version-missing findings %+v, want one info", f)
+			}
+			for _, args := range [][]string{{"entries", "list"}, {"sessions", "list"}} {
+				if code, _, stderr := runCLI(t, append(base, args...)...); code != ExitOK {
+					t.Errorf("%v: exit %d: %s", args, code, stderr)
+				}
+			}
+			for _, repair := range []string{"finalize-orphans", "prune-ghosts", "repoint"} {
+				code, _, stderr := runCLI(t, append(base, repair, "--apply")...)
+				if ruleOf[gen] == "none" {
+					if code != ExitData {
+						t.Errorf("%s on r0418: exit %d, want %d: %s", repair, code, ExitData, stderr)
+					}
+					continue
+				}
+				if code != ExitOK {
+					t.Fatalf("%s --apply: exit %d: %s", repair, code, stderr)
+				}
+				want := loadExpected(t, gen, repair)
+				want["schema_version"] = nil
+				compareDump(t, dumpHome(t, home), want)
+				undoJournals(t, home)
+				want = loadExpected(t, gen, "before")
+				want["schema_version"] = nil
+				compareDump(t, dumpHome(t, home), want)
+				removeJournals(t, home)
+			}
+		})
+	}
+}
+
+// removeJournals deletes the journals of home (after their undo), so the next step's undo
+// finds only its own.
+func removeJournals(t testing.TB, home string) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(home, "sessionctl", "journal")); err != nil {
+		t.Fatal(err)
+	}
 }

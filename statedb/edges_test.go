@@ -146,3 +146,67 @@ func TestBadModelConfigsOnlyUnreadable(t *testing.T) {
 		_ = db.Close()
 	}
 }
+
+// TestMissingVersionRowPerGeneration (issue 17 item 13): with schema_version emptied, each
+// generation is recognised from its tables and columns and given the version its runtime
+// inserts on open (SessionDB._init_schema: `if row is None: INSERT … SCHEMA_VERSION`, at
+// cb4addaca 6, 3b750715a 11, 3914089d5 13, 52d0d671e 17, c2a3b9ce5 21); the repairs run as
+// on the untouched fixture, and the row stays absent (sessionctl never writes it).
+func TestMissingVersionRowPerGeneration(t *testing.T) {
+	for _, g := range generations {
+		t.Run(g.name, func(t *testing.T) {
+			path := copyDB(t, g.name)
+			raw := rawDB(t, path)
+			mustExec(t, raw, "DELETE FROM schema_version")
+			db := openWrite(t, path)
+			s := db.Schema()
+			if s.Version != g.version || !s.VersionMissing || !s.Known || s.Newer {
+				t.Fatalf("schema %d missing=%v known=%v newer=%v; want %d read from the layout", s.Version, s.VersionMissing, s.Known, s.Newer, g.version)
+			}
+			if TipRuleForSchema(s.Version) != TipRuleForSchema(g.version) {
+				t.Errorf("tip rule differs from the fixture's")
+			}
+			if g.version >= 7 { // r0418 has neither repair
+				if fin := finalize(t, db, fixtureNow); len(fin.Changes) == 0 {
+					t.Error("finalize changed nothing")
+				}
+				if pr := prune(t, db, fixtureNow); len(pr.Deleted) != 2 {
+					t.Errorf("prune deleted %v, want the fixture's two ghosts", pr.Deleted)
+				}
+			}
+			var n int
+			if err := raw.QueryRow("SELECT count(*) FROM schema_version").Scan(&n); err != nil || n != 0 {
+				t.Errorf("schema_version rows = %d, %v; want none", n, err)
+			}
+		})
+	}
+	// a NULL version is no version: the runtime's `current_version < 10` raises on it
+	path := copyDB(t, "r0525-3914089d5")
+	raw := rawDB(t, path)
+	mustExec(t, raw, "DROP TABLE schema_version")
+	mustExec(t, raw, "CREATE TABLE schema_version (version INTEGER)")
+	mustExec(t, raw, "INSERT INTO schema_version VALUES (NULL)")
+	if _, err := OpenReadOnly(context.Background(), path); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("NULL schema_version: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestLayoutVersionMarkers: each generation's first-version marker decides, newest first.
+func TestLayoutVersionMarkers(t *testing.T) {
+	cols := func(names ...string) map[string]bool { return toSet(names) }
+	cases := []struct {
+		s    Schema
+		want int
+	}{
+		{Schema{Tables: cols("sessions", "messages"), SessionColumns: cols("id"), MessageColumns: cols("id")}, 6},
+		{Schema{Tables: cols("sessions"), MessageColumns: cols("reasoning_content")}, 11},
+		{Schema{Tables: cols("sessions"), SessionColumns: cols("api_call_count"), MessageColumns: cols("reasoning_content", "platform_message_id")}, 13},
+		{Schema{Tables: cols("sessions", "compression_locks"), SessionColumns: cols("session_key")}, 17},
+		{Schema{Tables: cols("sessions", "gateway_routing")}, 21},
+	}
+	for _, c := range cases {
+		if got := LayoutVersion(c.s); got != c.want {
+			t.Errorf("LayoutVersion(%v / %v / %v) = %d, want %d", c.s.Tables, c.s.SessionColumns, c.s.MessageColumns, got, c.want)
+		}
+	}
+}

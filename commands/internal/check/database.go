@@ -25,6 +25,9 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		}
 		out = append(out, Finding{DBSchemaUnknown, Error, "state.db", fmt.Sprintf("schema v%d is %s: reads work, every write is refused (exit 4); upgrade sessionctl", h.Schema.Version, what)})
 	}
+	if h.Schema.VersionMissing {
+		out = append(out, Finding{DBSchemaVersionMissing, Info, "state.db", fmt.Sprintf("schema_version has no row: the tables and columns are generation %s's, whose runtime inserts v%d when it next opens the file and carries on; sessionctl reads and repairs by that generation's rules and never writes the row (no action needed)", h.Gen, h.Schema.Version)})
+	}
 	problems, err := h.DB.QuickCheck(ctx, deep)
 	if err != nil {
 		return nil, fmt.Errorf("state.db check: %w", err)

@@ -57,6 +57,7 @@ const (
 	DBMissing               ID = "db.missing"
 	DBCorrupt               ID = "db.corrupt"
 	DBSchemaUnknown         ID = "db.schema-unknown"
+	DBSchemaVersionMissing  ID = "db.schema-version-missing"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
 	DBTUIGhost              ID = "db.tui-ghost"
@@ -87,7 +88,7 @@ var All = []ID{
 	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
-	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, RepairBatches,
