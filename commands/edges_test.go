@@ -6,8 +6,10 @@ package commands
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -289,5 +291,56 @@ func removeJournals(t testing.TB, home string) {
 	t.Helper()
 	if err := os.RemoveAll(filepath.Join(home, "sessionctl", "journal")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGhostCycleEdges (issue 17 item 9): prune-ghosts deletes ghosts in a parent cycle with
+// the rest, as the runtime's single DELETE does (hermes_state.py prune_empty_ghost_sessions at
+// 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5: the foreign key is checked when the statement
+// ends), whole or in one-row batches, and undo brings every row back; a cycle a remaining
+// row hangs from is kept with ghost.has-children. r0418 has no prune (exit 4).
+func TestGhostCycleEdges(t *testing.T) {
+	const ghost = `INSERT INTO sessions (id, source, started_at, ended_at, parent_session_id) VALUES `
+	cases := []struct {
+		name, setup string
+		kept        []string
+	}{
+		{"self-parent", ghost + `('g_self', 'tui', 1782000000, 1782000100, 'g_self')`, nil},
+		{"two-cycle", ghost + `('g_a', 'tui', 1782000000, 1782000100, 'g_b'), ('g_b', 'tui', 1782000001, 1782000100, 'g_a')`, nil},
+		{"kept-cycle", ghost + `('k_a', 'tui', 1782000000, 1782000100, 'k_b'), ('k_b', 'tui', 1782000001, 1782000100, 'k_a'),
+			('k_cli', 'cli', 1782000002, NULL, 'k_a')`, []string{"k_a", "k_b"}},
+	}
+	for _, gen := range fixtureGenerations() {
+		for _, c := range cases {
+			for _, rows := range []int{0, 1} {
+				t.Run(fmt.Sprintf("%s/%s/batch%d", gen, c.name, rows), func(t *testing.T) {
+					home := fixtureHome(t, gen)
+					execSQL(t, filepath.Join(home, "state.db"), "PRAGMA foreign_keys = OFF", c.setup)
+					planted := dumpHome(t, home)
+					code, stdout, stderr := runCLIWith(t, settings{batchRows: rows}, "--home", home, "--now", fixtureNow, "--json", "prune-ghosts", "--apply")
+					if ruleOf[gen] == "none" {
+						if code != ExitData {
+							t.Errorf("exit %d, want %d: %s", code, ExitData, stderr)
+						}
+						return
+					}
+					if code != ExitOK {
+						t.Fatalf("exit %d: %s", code, stderr)
+					}
+					var keptIDs []string
+					for _, f := range findingsOf(decodeEnvelope(t, stdout), check.GhostHasChildren) {
+						keptIDs = append(keptIDs, f.Subject)
+					}
+					if !slices.Equal(keptIDs, c.kept) {
+						t.Errorf("ghost.has-children on %v, want %v", keptIDs, c.kept)
+					}
+					if c.kept == nil { // every planted ghost went: the runtime's dump
+						compareDump(t, dumpHome(t, home), loadExpected(t, gen, "prune-ghosts"))
+					}
+					undoJournals(t, home)
+					compareDump(t, dumpHome(t, home), planted)
+				})
+			}
+		}
 	}
 }

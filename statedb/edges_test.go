@@ -3,6 +3,9 @@ package statedb
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"sort"
 	"testing"
 )
 
@@ -207,6 +210,107 @@ func TestLayoutVersionMarkers(t *testing.T) {
 	for _, c := range cases {
 		if got := LayoutVersion(c.s); got != c.want {
 			t.Errorf("LayoutVersion(%v / %v / %v) = %d, want %d", c.s.Tables, c.s.SessionColumns, c.s.MessageColumns, got, c.want)
+		}
+	}
+}
+
+// The fixture's two prunable ghosts (ghost_old2, ghost_old1), in every generation from r0506.
+var fixtureGhosts = []string{"20260628_040921_e394e0", "20260702_210131_8d7ee4"}
+
+// TestGhostCyclesPerGeneration (issue 17 item 9): ghosts in a parent cycle are deleted as the
+// runtime's single `DELETE FROM sessions WHERE id IN (…)` deletes them, its foreign key on
+// parent_session_id checked when the statement ends (hermes_state.py
+// prune_empty_ghost_sessions, identical at 3b750715a, 3914089d5, 52d0d671e and c2a3b9ce5;
+// `PRAGMA foreign_keys=ON` in SessionDB.__init__): a ghost that is its own parent, two ghosts
+// parenting each other, a ghost parenting a ghost. A cycle with a child that stays is kept
+// whole. In one transaction or in one-row batches, and restored exactly from the changes.
+func TestGhostCyclesPerGeneration(t *testing.T) {
+	const ghost = `INSERT INTO sessions (id, source, started_at, ended_at, parent_session_id) VALUES `
+	cases := []struct {
+		name         string
+		setup        string
+		deleted      []string // besides the fixture's two ghosts, oldest first
+		kept         []string
+		familyOfRows int // the most rows one family holds (a batch of 1 takes it whole)
+	}{
+		{"self-parent", ghost + `('g_self', 'tui', 1782000000, 1782000100, 'g_self')`,
+			[]string{"g_self"}, nil, 1},
+		{"two-cycle", ghost + `('g_a', 'tui', 1782000000, 1782000100, 'g_b'), ('g_b', 'tui', 1782000001, 1782000100, 'g_a')`,
+			[]string{"g_a", "g_b"}, nil, 2},
+		{"three-cycle", ghost + `('t_a', 'tui', 1782000000, 1782000100, 't_c'), ('t_b', 'tui', 1782000001, 1782000100, 't_a'),
+			('t_c', 'tui', 1782000002, 1782000100, 't_b')`, []string{"t_a", "t_b", "t_c"}, nil, 3},
+		{"chain", ghost + `('p_a', 'tui', 1782000000, 1782000100, NULL), ('p_b', 'tui', 1782000001, 1782000100, 'p_a')`,
+			[]string{"p_a", "p_b"}, nil, 2},
+		// the runtime's DELETE would fail on k_cli: the cycle stays (ghost.has-children)
+		{"cycle-with-kept-child", ghost + `('k_a', 'tui', 1782000000, 1782000100, 'k_b'), ('k_b', 'tui', 1782000001, 1782000100, 'k_a'),
+			('k_cli', 'cli', 1782000002, NULL, 'k_a')`, nil, []string{"k_a", "k_b"}, 1},
+	}
+	for _, g := range opGenerations() {
+		for _, c := range cases {
+			for _, maxRows := range []int{0, 1} {
+				t.Run(fmt.Sprintf("%s/%s/batch%d", g.name, c.name, maxRows), func(t *testing.T) {
+					path := copyDB(t, g.name)
+					raw := rawDB(t, path)
+					mustExec(t, raw, "PRAGMA foreign_keys = OFF")
+					mustExec(t, raw, c.setup)
+					before := typedDump(t, raw, "sessions") + typedDump(t, raw, "state_meta")
+					db := openWrite(t, path)
+					ctx := context.Background()
+					cands, err := db.GhostCandidates(ctx, fixtureNow, DefaultGhostMinAge)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var among, kept []string
+					for _, gh := range cands {
+						if gh.Kept {
+							kept = append(kept, gh.ID)
+						} else {
+							among = append(among, gh.ID)
+						}
+					}
+					if !reflect.DeepEqual(kept, c.kept) {
+						t.Errorf("plan keeps %v, want %v", kept, c.kept)
+					}
+					var deleted, keptRun []string
+					var changes []RowChange
+					for b := (Batch{MaxRows: maxRows, Among: among}); len(b.Among) > 0; {
+						res, err := db.PruneGhosts(ctx, fixtureNow, DefaultGhostMinAge, b, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if maxRows > 0 && len(res.Deleted) > max(maxRows, c.familyOfRows) {
+							t.Errorf("a batch of %d deleted %v", maxRows, res.Deleted)
+						}
+						deleted, keptRun = append(deleted, res.Deleted...), append(keptRun, res.Kept...)
+						changes = append(changes, res.Changes...)
+						if len(res.Deleted) > 0 {
+							changes = append(changes, res.Latch)
+						}
+						b.Among = res.Remaining
+					}
+					want := append(append([]string{}, c.deleted...), fixtureGhosts...)
+					sort.Strings(deleted)
+					sort.Strings(want)
+					if !reflect.DeepEqual(deleted, want) || len(keptRun) != 0 {
+						t.Errorf("deleted %v (kept %v), want %v", deleted, keptRun, want)
+					}
+					for _, id := range c.kept {
+						if _, err := db.Session(ctx, id); err != nil {
+							t.Errorf("kept ghost %s: %v", id, err)
+						}
+					}
+					var restore []RowRestore
+					for i := len(changes) - 1; i >= 0; i-- { // newest first, as undo does batches
+						restore = append(restore, changes[i].Undo())
+					}
+					if _, _, err := db.RestoreRows(ctx, restore); err != nil {
+						t.Fatalf("restore: %v", err)
+					}
+					if after := typedDump(t, raw, "sessions") + typedDump(t, raw, "state_meta"); after != before {
+						t.Error("restore did not bring every row back exactly")
+					}
+				})
+			}
 		}
 	}
 }

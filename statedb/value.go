@@ -1,6 +1,8 @@
 package statedb
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -292,4 +294,74 @@ func (v Value) Literal() string {
 	default:
 		return "NULL"
 	}
+}
+
+// IsNull reports SQL NULL (the zero Value counts as NULL).
+func (v Value) IsNull() bool {
+	return v.Type == TypeNull || v.Type == ""
+}
+
+// IsNumber reports an INTEGER or REAL value.
+func (v Value) IsNumber() bool {
+	return v.Type == TypeInteger || v.Type == TypeReal
+}
+
+// typeRank orders the storage classes as SQLite sorts and compares them: NULL, then numbers
+// (INTEGER and REAL together), then TEXT, then BLOB.
+func (v Value) typeRank() int {
+	switch v.Type {
+	case TypeInteger, TypeReal:
+		return 1
+	case TypeText:
+		return 2
+	case TypeBlob:
+		return 3
+	default:
+		return 0
+	}
+}
+
+// Compare orders a and b as SQLite's ORDER BY and comparison operators do on values without
+// affinity conversion (BINARY collation): NULL first, then numbers by value (an INTEGER and a
+// REAL compared exactly), then TEXT byte by byte, then BLOBs byte by byte. It returns -1, 0
+// or 1. So TEXT such as 'yesterday' is greater than every number, which is how the runtime's
+// SQL compares a TEXT timestamp with a time.
+func Compare(a, b Value) int {
+	if ra, rb := a.typeRank(), b.typeRank(); ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch {
+	case a.IsNull():
+		return 0
+	case a.Type == TypeInteger && b.Type == TypeInteger:
+		return cmp.Compare(a.Int, b.Int)
+	case a.Type == TypeReal && b.Type == TypeReal:
+		return cmp.Compare(a.Real, b.Real)
+	case a.Type == TypeInteger:
+		return compareIntReal(a.Int, b.Real)
+	case b.Type == TypeInteger:
+		return -compareIntReal(b.Int, a.Real)
+	case a.Type == TypeText:
+		return strings.Compare(a.Text, b.Text)
+	default:
+		return bytes.Compare(a.Blob, b.Blob)
+	}
+}
+
+// compareIntReal compares an integer with a real exactly, as SQLite does (no rounding of the
+// integer to a double).
+func compareIntReal(i int64, r float64) int {
+	switch {
+	case math.IsNaN(r): // SQLite stores no NaN; order it first like NULL, to be total
+		return 1
+	case r < -9223372036854775808.0:
+		return 1
+	case r >= 9223372036854775808.0:
+		return -1
+	}
+	t := math.Trunc(r)
+	if c := cmp.Compare(i, int64(t)); c != 0 {
+		return c
+	}
+	return cmp.Compare(0, r-t)
 }

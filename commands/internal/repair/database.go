@@ -169,7 +169,7 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	}
 	var deletable []statedb.Session
 	for _, g := range ghosts {
-		if len(g.ChildIDs) == 0 {
+		if !g.Kept {
 			deletable = append(deletable, g.Session)
 		}
 	}
@@ -180,22 +180,22 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	return pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), deletable, transcripts), nil
 }
 
-// childrenOf maps each ghost with children to their ids.
+// childrenOf maps each kept ghost to the ids of its children.
 func childrenOf(ghosts []statedb.Ghost) map[string][]string {
 	children := map[string][]string{}
 	for _, g := range ghosts {
-		if len(g.ChildIDs) > 0 {
+		if g.Kept {
 			children[g.Session.ID] = g.ChildIDs
 		}
 	}
 	return children
 }
 
-// ghostIDs returns the ids of the ghosts with children (withChildren) or without, in order.
-func ghostIDs(ghosts []statedb.Ghost, withChildren bool) []string {
+// ghostIDs returns the ids of the kept ghosts (kept) or of the others, in order.
+func ghostIDs(ghosts []statedb.Ghost, kept bool) []string {
 	var ids []string
 	for _, g := range ghosts {
-		if (len(g.ChildIDs) > 0) == withChildren {
+		if g.Kept == kept {
 			ids = append(ids, g.Session.ID)
 		}
 	}
@@ -258,7 +258,7 @@ func pruneReport(kept []string, children map[string][]string, deleted []statedb.
 	var res Outcome
 	for _, id := range kept {
 		res.Findings = append(res.Findings, check.Finding{Check: check.GhostHasChildren, Severity: check.Warn, Subject: id,
-			Message: fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
+			Message: fmt.Sprintf("has %d child session(s), not all of them ghosts pruned with it: kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
 	}
 	for _, s := range deleted {
 		if why := statedb.UnsafeFileID(s.ID); why != "" {
