@@ -344,3 +344,132 @@ func TestGhostCycleEdges(t *testing.T) {
 		}
 	}
 }
+
+// Rows of every fixture generation the TEXT tests change.
+const (
+	orphanNA     = "20260621_182357_4cea33" // orphan1's continuation: api_call_count 'n/a'
+	orphanLocked = "20260622_125201_1af486" // orphan_expired_lock's continuation: its lock expires 'never'
+)
+
+// plantTextValues puts TEXT where the runtime writes numbers: a ghost ended 'yesterday', a
+// session started 'last week', api_call_count 'n/a' on an orphan (r0506+), a lock expiring
+// 'never' (r0703+). It returns whether the last two were planted.
+func plantTextValues(t testing.TB, home string) (calls, locks bool) {
+	t.Helper()
+	db := filepath.Join(home, "state.db")
+	execSQL(t, db, `INSERT INTO sessions (id, source, started_at, ended_at) VALUES
+		('g_text', 'tui', 1782000000, 'yesterday'), ('s_text', 'cli', 'last week', NULL)`)
+	dump := dumpHome(t, home)
+	sessions, _ := dump["sessions"].(map[string]any)
+	if row, _ := sessions[orphanNA].(map[string]any); row != nil {
+		_, calls = row["api_call_count"]
+	}
+	lockRows, _ := dump["compression_locks"].(map[string]any)
+	locks = len(lockRows) > 0
+	if calls {
+		execSQL(t, db, "UPDATE sessions SET api_call_count = 'n/a' WHERE id = '"+orphanNA+"'")
+	}
+	if locks {
+		execSQL(t, db, "UPDATE compression_locks SET expires_at = 'never' WHERE session_id = '"+orphanLocked+"'")
+	}
+	return calls, locks
+}
+
+// runtimeOutcome is the dump the runtime's case leaves on planted (the home as planted):
+// every part the case changes in the fixture is taken from its expected dump, except the
+// session rows in keep, which stay as planted; the rows in drop are deleted too.
+func runtimeOutcome(t testing.TB, gen, name string, planted map[string]any, keep, drop []string) map[string]any {
+	t.Helper()
+	before, after := loadExpected(t, gen, "before"), loadExpected(t, gen, name)
+	want := canonicalJSON(t, planted)
+	same := func(a, b any) bool { return len(diffDump(map[string]any{"v": a}, map[string]any{"v": b})) == 0 }
+	for k := range after {
+		if k != "sessions" && !same(before[k], after[k]) {
+			want[k] = after[k]
+		}
+	}
+	sessions := want["sessions"].(map[string]any)
+	for id, row := range before["sessions"].(map[string]any) {
+		if slices.Contains(keep, id) {
+			continue
+		}
+		switch now, ok := after["sessions"].(map[string]any)[id]; {
+		case !ok:
+			delete(sessions, id)
+		case !same(row, now):
+			sessions[id] = now
+		}
+	}
+	for _, id := range drop {
+		delete(sessions, id)
+	}
+	return want
+}
+
+// TestTextWhereNumberEdges (issue 17 item 10): TEXT where the runtime writes a number is read,
+// reported (db.odd-value) and compared as the runtime's SQL compares it: prune-ghosts deletes
+// the ghost ended 'yesterday' with the others, finalize-orphans leaves the orphan with
+// api_call_count 'n/a' (never = 0) and skips the one whose lock expires 'never' (a live lock),
+// and the rest is the fixture's (hermes_state.py prune_empty_ghost_sessions and
+// finalize_orphaned_compression_sessions at 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5).
+// sessions list, check and maintain read the home; undo restores every value exactly.
+func TestTextWhereNumberEdges(t *testing.T) {
+	for _, gen := range fixtureGenerations() {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			calls, locks := plantTextValues(t, home)
+			planted := dumpHome(t, home)
+			base := []string{"--home", home, "--now", fixtureNow, "--json"}
+			reads := [][]string{{"status"}, {"entries", "list"}, {"sessions", "list", "--limit", "0"},
+				{"sessions", "show", "g_text"}, {"maintain", "--fail-on", "never"}}
+			if locks {
+				reads = append(reads, []string{"sessions", "show", orphanLocked})
+			}
+			for _, args := range reads {
+				if code, _, stderr := runCLI(t, append(base, args...)...); code != ExitOK {
+					t.Errorf("%v: exit %d: %s", args, code, stderr)
+				}
+			}
+			code, stdout, stderr := runCLI(t, append(base, "check", "--fail-on", "never")...)
+			if code != ExitOK {
+				t.Fatalf("check: exit %d: %s", code, stderr)
+			}
+			var odd []string
+			for _, f := range findingsOf(decodeEnvelope(t, stdout), check.DBOddValue) {
+				odd = append(odd, f.Subject)
+			}
+			want := []string{"g_text", "s_text"}
+			if calls {
+				want = append(want, orphanNA)
+			}
+			if locks {
+				want = append(want, orphanLocked)
+			}
+			slices.Sort(odd)
+			slices.Sort(want)
+			if !slices.Equal(odd, want) {
+				t.Errorf("db.odd-value on %v, want %v", odd, want)
+			}
+			if ruleOf[gen] == "none" {
+				return // r0418: neither repair (exit 4, as before)
+			}
+			keep := []string{orphanNA}
+			if locks {
+				keep = append(keep, orphanLocked)
+			}
+			for _, c := range []struct {
+				name string
+				keep []string
+				drop []string
+			}{{"prune-ghosts", nil, []string{"g_text"}}, {"finalize-orphans", keep, nil}} {
+				if code, _, stderr := runCLI(t, append(base, c.name, "--apply")...); code != ExitOK {
+					t.Fatalf("%s --apply: exit %d: %s", c.name, code, stderr)
+				}
+				compareDump(t, dumpHome(t, home), runtimeOutcome(t, gen, c.name, planted, c.keep, c.drop))
+				undoJournals(t, home)
+				compareDump(t, dumpHome(t, home), planted)
+				removeJournals(t, home)
+			}
+		})
+	}
+}

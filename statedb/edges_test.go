@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -310,6 +312,174 @@ func TestGhostCyclesPerGeneration(t *testing.T) {
 						t.Error("restore did not bring every row back exactly")
 					}
 				})
+			}
+		}
+	}
+}
+
+// finalizedByRuntime lists the sessions the runtime's finalize ended in a generation's
+// fixture (expected/finalize-orphans.json against before.json), sorted.
+func finalizedByRuntime(t testing.TB, gen string) []string {
+	before, after := loadExpected(t, gen, "before"), loadExpected(t, gen, "finalize-orphans")
+	var out []string
+	for id, row := range after.Sessions {
+		if row["end_reason"] == EndReasonOrphanedCompression && before.Sessions[id]["end_reason"] == nil {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestTextWhereNumberPerGeneration (issue 17 item 10): TEXT in started_at, ended_at,
+// api_call_count and compression_locks.expires_at is read as stored and compared as SQLite
+// compares it (TEXT after every number), so the repairs take exactly what the runtime's SQL
+// takes (hermes_state.py prune_empty_ghost_sessions and finalize_orphaned_compression_sessions
+// at 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5; r0418 cb4addaca has neither):
+//   - a ghost ended 'yesterday' is ended (ended_at IS NOT NULL): pruned;
+//   - a ghost started 'long ago' is never older than the cutoff: kept;
+//   - an orphan with api_call_count 'n/a' never has 0 calls: not finalized;
+//   - a lock expiring 'never' is live (expires_at >= now): finalize-orphans skips its session.
+//
+// Every value comes back exactly on restore.
+func TestTextWhereNumberPerGeneration(t *testing.T) {
+	const (
+		orphanNA     = "20260621_182357_4cea33" // orphan1's continuation
+		orphanLocked = "20260622_125201_1af486" // orphan_expired_lock's continuation
+	)
+	for _, g := range generations {
+		t.Run(g.name, func(t *testing.T) {
+			path := copyDB(t, g.name)
+			raw := rawDB(t, path)
+			mustExec(t, raw, `INSERT INTO sessions (id, source, started_at, ended_at) VALUES
+				('g_text', 'tui', 1782000000, 'yesterday'), ('g_textstart', 'tui', 'long ago', 1782000100),
+				('s_blob', 'cli', x'0102', NULL)`)
+			db0 := openRO(t, path)
+			hasCalls, hasLocks := db0.Schema().SessionColumns["api_call_count"], db0.Schema().HasCompressionLocks
+			_ = db0.Close()
+			if hasCalls {
+				mustExec(t, raw, "UPDATE sessions SET api_call_count = 'n/a' WHERE id = ?", orphanNA)
+			}
+			if hasLocks {
+				mustExec(t, raw, "UPDATE compression_locks SET expires_at = 'never' WHERE session_id = ?", orphanLocked)
+			}
+			dump := func() string {
+				var out string
+				for _, table := range []string{"sessions", "state_meta", "compression_locks"} {
+					var n int
+					if err := raw.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = ?", table).Scan(&n); err != nil {
+						t.Fatal(err)
+					}
+					if n > 0 {
+						out += typedDump(t, raw, table)
+					}
+				}
+				return out
+			}
+			before := dump()
+			db := openWrite(t, path)
+			ctx := context.Background()
+
+			// every read goes on; the TEXT and BLOB times sort after every number
+			var order []string
+			if err := db.EachSession(ctx, SessionFilter{}, func(s Session) error {
+				order = append(order, s.ID)
+				return nil
+			}); err != nil {
+				t.Fatalf("EachSession: %v", err)
+			}
+			if len(order) < 2 || order[0] != "s_blob" || order[1] != "g_textstart" {
+				t.Errorf("newest first: %v…, want s_blob (a BLOB) then g_textstart (TEXT)", order[:min(3, len(order))])
+			}
+			var byID []string
+			if err := db.EachSession(ctx, SessionFilter{IDs: []string{"g_text", "g_textstart", "s_blob", orphanNA}}, func(s Session) error {
+				byID = append(byID, s.ID)
+				return nil
+			}); err != nil || !reflect.DeepEqual(byID, []string{"s_blob", "g_textstart", orphanNA, "g_text"}) {
+				t.Errorf("by id: %v, %v", byID, err)
+			}
+			gt, err := db.Session(ctx, "g_text")
+			if err != nil || gt.Open() || !gt.Ended.Equal(TextValue("yesterday")) || gt.EndedAt != nil {
+				t.Errorf("g_text: %+v, %v; want ended 'yesterday'", gt, err)
+			}
+			odd, err := db.OddRows(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantOdd := map[string]bool{"sessions/g_text/ended_at": true, "sessions/g_textstart/started_at": true, "sessions/s_blob/started_at": true}
+			if hasCalls {
+				wantOdd["sessions/"+orphanNA+"/api_call_count"] = true
+			}
+			if hasLocks {
+				wantOdd["compression_locks/"+orphanLocked+"/expires_at"] = true
+			}
+			gotOdd := map[string]bool{}
+			for _, o := range odd {
+				gotOdd[o.Table+"/"+o.ID+"/"+o.Column] = true
+			}
+			if !reflect.DeepEqual(gotOdd, wantOdd) {
+				t.Errorf("OddRows %v, want %v", gotOdd, wantOdd)
+			}
+			if g.version < 7 {
+				return // r0418: no repairs
+			}
+			var changes []RowChange
+			pr := prune(t, db, fixtureNow)
+			want := append([]string{"g_text"}, fixtureGhosts...)
+			sort.Strings(want)
+			deleted := append([]string{}, pr.Deleted...)
+			sort.Strings(deleted)
+			if !reflect.DeepEqual(deleted, want) {
+				t.Errorf("pruned %v, want %v", deleted, want)
+			}
+			changes = append(changes, pr.Changes...)
+			changes = append(changes, pr.Latch)
+			fin := finalize(t, db, fixtureNow)
+			var wantFin []string
+			for _, id := range finalizedByRuntime(t, g.name) {
+				if id != orphanNA && !(hasLocks && id == orphanLocked) {
+					wantFin = append(wantFin, id)
+				}
+			}
+			gotFin := changedIDs(fin.Changes, "sessions")
+			sort.Strings(gotFin)
+			if !reflect.DeepEqual(gotFin, wantFin) {
+				t.Errorf("finalized %v, want %v", gotFin, wantFin)
+			}
+			if hasLocks && !slices.ContainsFunc(fin.Locked, func(o Orphan) bool { return o.ID == orphanLocked && o.LiveLock.Expires.Equal(TextValue("never")) }) {
+				t.Errorf("locked %+v, want %s with its 'never' lock", fin.Locked, orphanLocked)
+			}
+			changes = append(changes, fin.Changes...)
+			changes = append(changes, fin.Latch)
+			var restore []RowRestore
+			for i := len(changes) - 1; i >= 0; i-- {
+				restore = append(restore, changes[i].Undo())
+			}
+			if _, _, err := db.RestoreRows(ctx, restore); err != nil {
+				t.Fatalf("restore: %v", err)
+			}
+			if after := dump(); after != before {
+				t.Error("restore did not bring every value back exactly")
+			}
+		})
+	}
+}
+
+// TestCompareOrdersAsSQLite: Compare agrees with SQLite's own ordering of mixed classes.
+func TestCompareOrdersAsSQLite(t *testing.T) {
+	vals := []Value{NullValue(), IntValue(-3), RealValue(-2.5), IntValue(2), RealValue(2.0), RealValue(2.5),
+		IntValue(9007199254740993), RealValue(9007199254740992), TextValue(""), TextValue("a"), TextValue("b"),
+		BlobValue(nil), BlobValue([]byte{0}), BlobValue([]byte{1})}
+	db := rawDB(t, filepath.Join(t.TempDir(), "c.db"))
+	for _, a := range vals {
+		for _, b := range vals {
+			var want int
+			if err := db.QueryRow("SELECT CASE WHEN ?1 IS ?2 THEN 0 WHEN ?1 IS NULL THEN -1 WHEN ?2 IS NULL THEN 1 WHEN ?1 < ?2 THEN -1 ELSE 1 END",
+				a.arg(), b.arg()).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if got := Compare(a, b); got != want {
+				t.Errorf("Compare(%s, %s) = %d, SQLite says %d", a.Literal(), b.Literal(), got, want)
 			}
 		}
 	}

@@ -301,6 +301,17 @@ func (v Value) IsNull() bool {
 	return v.Type == TypeNull || v.Type == ""
 }
 
+// Number returns an INTEGER or REAL value as a float64; ok is false for any other class.
+func (v Value) Number() (f float64, ok bool) {
+	switch v.Type {
+	case TypeInteger:
+		return float64(v.Int), true
+	case TypeReal:
+		return v.Real, true
+	}
+	return 0, false
+}
+
 // IsNumber reports an INTEGER or REAL value.
 func (v Value) IsNumber() bool {
 	return v.Type == TypeInteger || v.Type == TypeReal

@@ -44,6 +44,10 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, more...)
+	if more, err = oddValues(ctx, h); err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
 	return append(out, dbFiles(h)...), nil
 }
 
@@ -105,6 +109,44 @@ func badModelConfigs(ctx context.Context, h *home.Home) ([]Finding, error) {
 		default:
 			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "the runtime's compression-tip lookup raises on it once its parent has ended by compression; no effect today"})
 		}
+	}
+	return out, nil
+}
+
+// oddEffects says what the runtime's SQL makes of a value that is not a number where it
+// writes one: SQLite orders TEXT and BLOBs after every number, so `started_at < cutoff` and
+// `expires_at < now` are false and `api_call_count = 0` never holds (hermes_state.py
+// prune_empty_ghost_sessions, finalize_orphaned_compression_sessions,
+// try_acquire_compression_lock, c2a3b9ce5), and sessionctl compares them the same way.
+var oddEffects = map[string]string{
+	"sessions.started_at":           "the runtime's SQL takes it as later than any time: no age cutoff (the ghost prune, the orphan finalize) ever takes this row, and lists sort it first",
+	"sessions.ended_at":             "the runtime's SQL takes the row as ended (ended_at IS NOT NULL) at a time later than any other: an empty, untitled TUI row with it is pruned as a ghost",
+	"sessions.api_call_count":       "it never equals 0, so the runtime's orphan finalize never ends this row",
+	"compression_locks.expires_at":  "the runtime's SQL takes it as later than any time, so the lock never expires: the runtime never reclaims it (no other holder compresses the session) and finalize-orphans skips the session",
+	"compression_locks.acquired_at": "the runtime never compares it (no effect)",
+}
+
+// oddValues reports each value of a class the runtime never writes in its column (TEXT or a
+// BLOB for a time or a count, a fraction for a count): every command reads it, and its
+// effect is the one the runtime's SQL gives it.
+func oddValues(ctx context.Context, h *home.Home) ([]Finding, error) {
+	odd, err := h.DB.OddRows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("value check: %w", err)
+	}
+	out := make([]Finding, 0, len(odd))
+	for _, o := range odd {
+		what := o.Table + "." + o.Column
+		sev, fix := Warn, "; set it by hand with the gateway stopped (UPDATE "+o.Table+" SET "+o.Column+" = … WHERE …)"
+		if what == "compression_locks.acquired_at" {
+			sev, fix = Info, ""
+		}
+		writes := "a time"
+		if o.Column == "api_call_count" {
+			writes = "a whole count"
+		}
+		out = append(out, Finding{DBOddValue, sev, o.ID, fmt.Sprintf("%s holds %s (%s), where the runtime writes %s: %s%s",
+			what, o.Value.Literal(), o.Value.Type, writes, oddEffects[what], fix)})
 	}
 	return out, nil
 }

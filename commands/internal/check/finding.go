@@ -66,6 +66,7 @@ const (
 	DBFreelist              ID = "db.freelist"
 	DBWALResetBug           ID = "db.sqlite-wal-reset-bug"
 	DBBadModelConfig        ID = "db.malformed-model-config"
+	DBOddValue              ID = "db.odd-value"
 	GatewayRunning          ID = "gateway.running"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
@@ -89,7 +90,7 @@ var All = []ID{
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
-	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, GatewayRunning, MaintainRoutingSkipped,
+	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, RepairBatches,
 }
