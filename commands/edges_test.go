@@ -473,3 +473,61 @@ func TestTextWhereNumberEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestGlobGhostIDEdges (issue 17 item 14): a ghost whose id holds glob characters keeps
+// sessionctl's literal match — its own request dumps go, another session's stay — and the
+// difference from the runtime's glob (hermes_state.py _remove_session_files:
+// `sessions_dir.glob(f"request_dump_{session_id}_*.json")`, 3b750715a, 3914089d5, 52d0d671e,
+// c2a3b9ce5) is reported as ghost.glob-id: for g[1] the runtime's pattern matches
+// request_dump_g1_… and misses request_dump_g[1]_…; for g* it matches every request_dump_g….
+// Undo puts the files back. r0418 has no prune (exit 4).
+func TestGlobGhostIDEdges(t *testing.T) {
+	own := []string{"request_dump_g[1]_1.json", "g[1].jsonl", "request_dump_g*_1.json"}
+	other := "request_dump_g1_1.json" // a dump of session g1, which is no ghost
+	for _, gen := range fixtureGenerations() {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			execSQL(t, filepath.Join(home, "state.db"), `INSERT INTO sessions (id, source, started_at, ended_at) VALUES
+				('g[1]', 'tui', 1782000000, 1782000100), ('g*', 'tui', 1782000000, 1782000100)`)
+			for _, n := range append([]string{other}, own...) {
+				if err := os.WriteFile(filepath.Join(home, "sessions", n), []byte(n), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			planted := dumpHome(t, home)
+			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "prune-ghosts", "--apply")
+			if ruleOf[gen] == "none" {
+				if code != ExitData {
+					t.Errorf("exit %d, want %d: %s", code, ExitData, stderr)
+				}
+				return
+			}
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			globs := map[string]string{}
+			for _, f := range findingsOf(decodeEnvelope(t, stdout), check.GhostGlobID) {
+				globs[f.Subject] = f.Message
+			}
+			if m := globs["g[1]"]; !strings.Contains(m, "also matches "+other+" and misses request_dump_g[1]_1.json") {
+				t.Errorf("ghost.glob-id of g[1]: %q", m)
+			}
+			if m := globs["g*"]; !strings.Contains(m, other) || !strings.Contains(m, "request_dump_g[1]_1.json") || !strings.Contains(m, "misses none of its own") {
+				t.Errorf("ghost.glob-id of g*: %q", m)
+			}
+			if len(globs) != 2 {
+				t.Errorf("ghost.glob-id on %v, want g[1] and g*", globs)
+			}
+			for _, n := range own {
+				if _, err := os.Lstat(filepath.Join(home, "sessions", n)); err == nil {
+					t.Errorf("%s (the ghost's own) is still there", n)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(home, "sessions", other)); err != nil {
+				t.Errorf("%s (another session's dump): %v", other, err)
+			}
+			undoJournals(t, home)
+			compareDump(t, dumpHome(t, home), planted)
+		})
+	}
+}

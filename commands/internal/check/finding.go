@@ -79,6 +79,7 @@ const (
 	OrphanLocked     ID = "orphan.locked"
 	GhostHasChildren ID = "ghost.has-children"
 	GhostUnsafeID    ID = "ghost.unsafe-id"
+	GhostGlobID      ID = "ghost.glob-id"
 	RepairBatches    ID = "repair.batches"
 )
 
@@ -92,7 +93,7 @@ var All = []ID{
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
-	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.
