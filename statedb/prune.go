@@ -186,14 +186,11 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 		return res, fmt.Errorf("read ghosts: %w", err)
 	}
 	evaluated := imageIDs(ghosts)
-	if ghosts, err = withGhostDescendants(ctx, tx, ti, cutoff, ghosts); err != nil {
+	ghosts, children, err := withGhostDescendants(ctx, tx, ti, cutoff, ghosts)
+	if err != nil {
 		return res, err
 	}
 	ids := imageIDs(ghosts)
-	children, err := childIDs(ctx, tx, ids)
-	if err != nil {
-		return res, fmt.Errorf("read children: %w", err)
-	}
 	kept := keptGhosts(ids, children)
 	res.Children = make(map[string][]string)
 	var deletable []string
@@ -227,17 +224,20 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 }
 
 // withGhostDescendants adds to ghosts (oldest first) the ghosts among their descendants,
-// looked up by id under the same predicate, and returns them all oldest first: a ghost goes
-// only with its ghost children, and a batch may hold the parent but not yet the child.
-func withGhostDescendants(ctx context.Context, tx *sql.Tx, ti tableInfo, cutoff float64, ghosts []RowImage) ([]RowImage, error) {
+// looked up by id under the same predicate, and returns them all oldest first with the
+// children of each: a ghost goes only with its ghost children, and a batch may hold the
+// parent but not yet the child.
+func withGhostDescendants(ctx context.Context, tx *sql.Tx, ti tableInfo, cutoff float64, ghosts []RowImage) ([]RowImage, map[string][]string, error) {
+	children := map[string][]string{}
 	have := toSet(imageIDs(ghosts))
 	for frontier := imageIDs(ghosts); len(frontier) > 0; {
 		kids, err := childIDs(ctx, tx, frontier)
 		if err != nil {
-			return nil, fmt.Errorf("read children: %w", err)
+			return nil, nil, fmt.Errorf("read children: %w", err)
 		}
 		var unseen []string
 		for _, id := range frontier {
+			children[id] = kids[id]
 			for _, c := range kids[id] {
 				if !have[c] {
 					have[c], unseen = true, append(unseen, c)
@@ -250,12 +250,12 @@ func withGhostDescendants(ctx context.Context, tx *sql.Tx, ti tableInfo, cutoff 
 		from, args := amongSource(unseen)
 		more, err := readImagesFrom(ctx, tx, ti, from, ghostPredicate, append(args, cutoff)...)
 		if err != nil {
-			return nil, fmt.Errorf("read ghosts: %w", err)
+			return nil, nil, fmt.Errorf("read ghosts: %w", err)
 		}
 		ghosts, frontier = append(ghosts, more...), imageIDs(more)
 	}
 	sort.SliceStable(ghosts, func(i, j int) bool { return olderImage(&ghosts[i], &ghosts[j]) })
-	return ghosts, nil
+	return ghosts, children, nil
 }
 
 // olderImage orders sessions images as oldestFirst does: started_at, then id, as SQLite
