@@ -284,10 +284,10 @@ func (d *dumper) has(name string) bool {
 	return ok
 }
 
-// dumpSchema fills schema_version and storage.
+// dumpSchema fills schema_version (null when the table has no row) and storage.
 func (d *dumper) dumpSchema() {
 	var v any
-	if err := d.db.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil {
+	if err := d.db.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		d.fatal("schema_version", err)
 	}
 	d.out["schema_version"] = v

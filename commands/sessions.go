@@ -128,11 +128,19 @@ func printSessions(o *options, list []home.SessionRow) error {
 		} else if s.EndedAt != nil {
 			state = "ended"
 		}
-		rows = append(rows, []string{s.ID, s.Source, relative(o.Clock.UnixMicros, int64(s.StartedAtUnix*1e6)), state,
+		rows = append(rows, []string{s.ID, s.Source, relativeUnix(o, s.StartedAtUnix), state,
 			strconv.FormatInt(s.MessageCount, 10), deref(s.ParentSessionID), deref(s.Title)})
 	}
 	fmt.Fprintf(o.stdout, "%d session%s\n", len(list), plural(len(list), "", "s"))
 	return renderTable(o.stdout, []string{"ID", "SOURCE", "STARTED", "STATE", "MSGS", "PARENT", "TITLE"}, rows)
+}
+
+// relativeUnix is relative for a Unix time, "-" for a time stored as text.
+func relativeUnix(o *options, unix *float64) string {
+	if unix == nil {
+		return "-"
+	}
+	return relative(o.Clock.UnixMicros, int64(*unix*1e6))
 }
 
 func deref(s *string) string {
@@ -202,7 +210,7 @@ func entriesPointingAt(h *home.Home, id string) []string {
 
 func printSession(o *options, s home.SessionRow, l *home.LineageRows, keys []string, lock *statedb.CompressionLock) error {
 	w := o.stdout
-	fmt.Fprintf(w, "id          %s\nsource      %s\nstarted     %s (%s)\n", s.ID, s.Source, s.StartedAt, relative(o.Clock.UnixMicros, int64(s.StartedAtUnix*1e6)))
+	fmt.Fprintf(w, "id          %s\nsource      %s\nstarted     %s (%s)\n", s.ID, s.Source, s.StartedAt, relativeUnix(o, s.StartedAtUnix))
 	if s.EndedAt != nil {
 		fmt.Fprintf(w, "ended       %s (%s)\n", *s.EndedAt, deref(s.EndReason))
 	} else {
@@ -211,7 +219,7 @@ func printSession(o *options, s home.SessionRow, l *home.LineageRows, keys []str
 	fmt.Fprintf(w, "title       %s\nmessages    %d\nparent      %s\n", deref(s.Title), s.MessageCount, deref(s.ParentSessionID))
 	fmt.Fprintf(w, "entries     %v\n", keys)
 	if lock != nil {
-		fmt.Fprintf(w, "compression lock held by %s until %s\n", lock.Holder, home.UnixToRFC3339(lock.ExpiresAt))
+		fmt.Fprintf(w, "compression lock held by %s until %s\n", lock.Holder, home.LockExpiry(lock))
 	}
 	return printLineage(o, l)
 }

@@ -65,7 +65,7 @@ func printStatus(o *options, h *home.Home, d check.StatusData, findings []check.
 		if !h.Schema.Known {
 			known = o.paint("UNKNOWN (newer than this tool: read-only)", color.FgRed)
 		}
-		fmt.Fprintf(w, "schema      v%d, %s, journal %s, SQLite %s\n", h.Schema.Version, known, h.Schema.JournalMode, h.Schema.SQLiteVersion)
+		fmt.Fprintf(w, "schema      %s, %s, journal %s, SQLite %s\n", check.SchemaVersionText(h.Schema), known, h.Schema.JournalMode, h.Schema.SQLiteVersion)
 	} else {
 		fmt.Fprintf(w, "schema      no state.db\n")
 	}

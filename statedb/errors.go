@@ -29,6 +29,7 @@ var (
 
 // SQLite primary result codes used for classification.
 const (
+	codeError   = 1
 	codeBusy    = 5
 	codeLocked  = 6
 	codeCorrupt = 11
@@ -60,12 +61,21 @@ func isBusy(err error) bool {
 	return strings.Contains(msg, "locked") || strings.Contains(msg, "busy")
 }
 
-// isCorrupt reports whether err says the file is damaged or not a database.
+// isCorrupt reports whether err says the file is damaged or not a database. SQLite's own
+// words for that are "database disk image is malformed" and "file is not a database"; a
+// value a function cannot read ("malformed JSON") is no damage to the file.
 func isCorrupt(err error) bool {
 	switch sqliteCode(err) {
 	case codeCorrupt, codeNotADB:
 		return true
 	}
 	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database")
+	return strings.Contains(msg, "disk image is malformed") || strings.Contains(msg, "not a database")
+}
+
+// raisesOnData reports an SQL error raised while evaluating a statement on the values it
+// reads (SQLITE_ERROR, such as json_extract's "malformed JSON"): Python's sqlite3 raises
+// OperationalError for it, and the file itself is sound.
+func raisesOnData(err error) bool {
+	return sqliteCode(err) == codeError && !isCorrupt(err)
 }

@@ -92,7 +92,7 @@ func (db *DB) finalizeCandidatesQuery(columns, from string, fromArgs []any, now,
 	lockCols, join := "NULL, NULL, NULL, NULL", ""
 	args := append([]any{}, fromArgs...)
 	if db.schema.HasCompressionLocks {
-		lockCols = "l.session_id, l.holder, l.acquired_at, l.expires_at"
+		lockCols = "l.session_id, l.holder, +l.acquired_at, +l.expires_at"
 		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND l.expires_at >= ?"
 		args = append(args, now)
 	}
@@ -101,21 +101,22 @@ func (db *DB) finalizeCandidatesQuery(columns, from string, fromArgs []any, now,
 		" WHERE " + orphanPredicate + oldestFirst, args
 }
 
-// lockScan receives the lock columns of the candidate query.
+// lockScan receives the lock columns of the candidate query (times as stored: the join's
+// `expires_at >= now` takes a TEXT expiry as live, as the runtime's SQL does).
 type lockScan struct {
 	id, holder        sql.NullString
-	acquired, expires sql.NullFloat64
+	acquired, expires any
 }
 
 func (l *lockScan) dest() []any { return []any{&l.id, &l.holder, &l.acquired, &l.expires} }
 
 // lock returns the scanned lock, nil when the row had none.
-func (l *lockScan) lock() *CompressionLock {
+func (l *lockScan) lock() (*CompressionLock, error) {
 	if !l.id.Valid {
-		return nil
+		return nil, nil
 	}
-	return &CompressionLock{SessionID: l.id.String, Holder: l.holder.String,
-		AcquiredAt: l.acquired.Float64, ExpiresAt: l.expires.Float64}
+	lock, err := newLock(l.id.String, l.holder.String, l.acquired, l.expires)
+	return &lock, err
 }
 
 func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orphan, error) {
@@ -131,7 +132,11 @@ func scanOrphans(ctx context.Context, db *DB, query string, args []any) ([]Orpha
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Orphan{Session: s, LiveLock: l.lock()})
+		lock, err := l.lock()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Orphan{Session: s, LiveLock: lock})
 	}
 	return out, rows.Err()
 }
@@ -218,7 +223,11 @@ func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, mi
 		if err != nil {
 			return nil, nil, err
 		}
-		if lock := l.lock(); lock != nil {
+		lock, err := l.lock()
+		if err != nil {
+			return nil, nil, err
+		}
+		if lock != nil {
 			locked = append(locked, Orphan{Session: Session{ID: img.Key["id"].Text}, LiveLock: lock})
 		} else {
 			free = append(free, img)

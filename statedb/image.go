@@ -329,13 +329,10 @@ func SessionFromImage(img *RowImage) Session {
 	s.UserID, s.ParentID = imageTextPtr(img, "user_id"), imageTextPtr(img, "parent_session_id")
 	s.EndReason, s.Title = imageTextPtr(img, "end_reason"), imageTextPtr(img, "title")
 	s.SessionKey, s.ModelConfig = imageTextPtr(img, "session_key"), imageTextPtr(img, "model_config")
-	if f := imageFloatPtr(img, "started_at"); f != nil {
-		s.StartedAt = *f
-	}
-	s.EndedAt = imageFloatPtr(img, "ended_at")
-	if v, ok := img.Get("api_call_count"); ok && v.Type == TypeInteger {
-		s.APICallCount = &v.Int
-	}
+	s.Started, _ = img.Get("started_at")
+	s.Ended, _ = img.Get("ended_at")
+	s.APICalls, _ = img.Get("api_call_count")
+	s.setNumbers()
 	return s
 }
 
@@ -353,18 +350,4 @@ func imageTextPtr(img *RowImage, col string) *string {
 		return nil
 	}
 	return &v.Text
-}
-
-// imageFloatPtr returns a numeric column's value, nil for NULL, absent or non-numeric.
-func imageFloatPtr(img *RowImage, col string) *float64 {
-	v, ok := img.Get(col)
-	switch {
-	case ok && v.Type == TypeReal:
-		return &v.Real
-	case ok && v.Type == TypeInteger:
-		f := float64(v.Int)
-		return &f
-	default:
-		return nil
-	}
 }

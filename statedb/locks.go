@@ -7,20 +7,51 @@ import (
 	"fmt"
 )
 
-// CompressionLock is one compression_locks row (v14+).
+// CompressionLock is one compression_locks row (v14+). AcquiredAt and ExpiresAt hold the
+// times when they are numbers; Acquired and Expires hold them as stored, and OddValues names
+// those of a class the runtime never writes there (TEXT, a BLOB).
 type CompressionLock struct {
-	SessionID  string
-	Holder     string
-	AcquiredAt float64
-	ExpiresAt  float64
+	SessionID         string
+	Holder            string
+	AcquiredAt        float64
+	ExpiresAt         float64
+	Acquired, Expires Value            `json:"-"`
+	OddValues         map[string]Value `json:",omitempty"`
 }
 
-// Live reports whether the lock still holds at now (expires_at >= now, as the runtime checks).
+// Live reports whether the lock still holds at now: expires_at >= now, compared as the
+// runtime's SQL compares it (a TEXT expiry is later than any time, so it never expires).
 func (l CompressionLock) Live(now float64) bool {
-	return l.ExpiresAt >= now
+	if l.Expires.IsNull() {
+		return l.ExpiresAt >= now
+	}
+	return Compare(l.Expires, RealValue(now)) >= 0
 }
 
-const lockColumns = "session_id, holder, acquired_at, expires_at"
+// newLock builds a lock from the scanned columns.
+func newLock(id, holder string, acquired, expires any) (CompressionLock, error) {
+	l := CompressionLock{SessionID: id, Holder: holder}
+	var err error
+	if l.Acquired, err = valueFromDriver(acquired); err != nil {
+		return l, fmt.Errorf("compression lock of %q: %w", id, err)
+	}
+	if l.Expires, err = valueFromDriver(expires); err != nil {
+		return l, fmt.Errorf("compression lock of %q: %w", id, err)
+	}
+	l.AcquiredAt, _ = l.Acquired.Number()
+	l.ExpiresAt, _ = l.Expires.Number()
+	for col, v := range map[string]Value{"acquired_at": l.Acquired, "expires_at": l.Expires} {
+		if !v.IsNumber() {
+			if l.OddValues == nil {
+				l.OddValues = map[string]Value{}
+			}
+			l.OddValues[col] = v
+		}
+	}
+	return l, nil
+}
+
+const lockColumns = "session_id, holder, +acquired_at, +expires_at"
 
 // LiveCompressionLock returns the compression lock on id that is live at now, or nil when
 // there is none or the database has no compression_locks table.
@@ -32,17 +63,19 @@ func (db *DB) LiveCompressionLock(ctx context.Context, id string, now float64) (
 }
 
 func liveLock(ctx context.Context, q querier, id string, now float64) (*CompressionLock, error) {
-	var l CompressionLock
+	var lid, holder string
+	var acquired, expires any
 	err := q.QueryRowContext(ctx, "SELECT "+lockColumns+
 		" FROM compression_locks WHERE session_id = ? AND expires_at >= ?", id, now).
-		Scan(&l.SessionID, &l.Holder, &l.AcquiredAt, &l.ExpiresAt)
+		Scan(&lid, &holder, &acquired, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, classify(fmt.Sprintf("read compression lock of %q", id), err, false)
 	}
-	return &l, nil
+	l, err := newLock(lid, holder, acquired, expires)
+	return &l, err
 }
 
 // CompressionLocks returns every compression_locks row (a small table), ordered by session
@@ -58,9 +91,14 @@ func (db *DB) CompressionLocks(ctx context.Context) ([]CompressionLock, error) {
 	defer rows.Close()
 	var out []CompressionLock
 	for rows.Next() {
-		var l CompressionLock
-		if err := rows.Scan(&l.SessionID, &l.Holder, &l.AcquiredAt, &l.ExpiresAt); err != nil {
+		var id, holder string
+		var acquired, expires any
+		if err := rows.Scan(&id, &holder, &acquired, &expires); err != nil {
 			return nil, classify("read compression locks", err, false)
+		}
+		l, err := newLock(id, holder, acquired, expires)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, l)
 	}

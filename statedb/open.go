@@ -42,7 +42,8 @@ type DB struct {
 
 // OpenReadOnly opens path read-only (mode=ro) and inspects its schema. A missing file yields
 // ErrNotFound and is never created; a directory, an empty file, a file without the SQLite
-// header, an unreadable database or one without a schema_version row yields ErrCorrupt.
+// header, an unreadable database or one whose schema_version holds NULL yields ErrCorrupt.
+// Without a schema_version row the version is read from the layout (Schema.VersionMissing).
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	return open(ctx, path, false)
 }

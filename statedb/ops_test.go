@@ -431,20 +431,17 @@ func TestFinalizeWithoutParentIndex(t *testing.T) {
 	}
 }
 
-// TestPruneKeepsParentOfGhostChild: a ghost whose only child is itself a ghost is kept, as
-// the plan shows it; the child is deleted, and the next run deletes the parent.
-func TestPruneKeepsParentOfGhostChild(t *testing.T) {
+// TestPruneDeletesParentWithGhostChild: a ghost whose only child is itself a ghost goes with
+// it in the same transaction, as in the runtime's single DELETE (the foreign key is checked
+// when the statement ends: hermes_state.py prune_empty_ghost_sessions, 3b750715a–c2a3b9ce5).
+func TestPruneDeletesParentWithGhostChild(t *testing.T) {
 	path := copyDB(t, "r0715-c2a3b9ce5")
 	const parent, child = "20260628_040921_e394e0", "20260702_210131_8d7ee4"
 	mustExec(t, rawDB(t, path), `UPDATE sessions SET parent_session_id = ? WHERE id = ?`, parent, child)
 	db := openWrite(t, path)
 	res := prune(t, db, fixtureNow)
-	if !reflect.DeepEqual(res.Kept, []string{parent}) || !reflect.DeepEqual(res.Deleted, []string{child}) {
-		t.Errorf("first run: kept %v deleted %v", res.Kept, res.Deleted)
-	}
-	res = prune(t, db, fixtureNow)
-	if len(res.Kept) != 0 || !reflect.DeepEqual(res.Deleted, []string{parent}) {
-		t.Errorf("second run: kept %v deleted %v", res.Kept, res.Deleted)
+	if len(res.Kept) != 0 || !reflect.DeepEqual(res.Deleted, []string{parent, child}) {
+		t.Errorf("kept %v deleted %v, want both deleted", res.Kept, res.Deleted)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -20,18 +21,20 @@ const ghostPredicate = `sessions.source = 'tui'
 	AND sessions.started_at < ?
 	AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`
 
-// Ghost is an empty TUI session the ghost prune would delete. A ghost with ChildIDs is kept
-// by PruneGhosts (the runtime's DELETE would fail on the foreign key).
+// Ghost is an empty TUI session the ghost prune would delete. Kept is set for a ghost with a
+// child that is not a ghost deleted with it (see keptGhosts): PruneGhosts keeps it, as the
+// runtime's DELETE would fail on the foreign key.
 type Ghost struct {
 	Session
 	ChildIDs []string
+	Kept     bool
 }
 
 // PruneResult reports a PruneGhosts run.
 type PruneResult struct {
 	Deleted  []string            // session ids deleted, oldest first
 	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
-	Kept     []string            // matching ghosts kept because rows still name them as parent
+	Kept     []string            // matching ghosts kept because rows that stay name them as parent
 	Children map[string][]string // the children of each kept ghost
 	// Remaining are the candidate ids left for another batch (Batch.Among), oldest first:
 	// matching ones beyond MaxRows, and ids of Among this batch did not evaluate. Empty
@@ -43,7 +46,7 @@ type PruneResult struct {
 
 // GhostCandidates lists the sessions prune_empty_ghost_sessions would delete at now, with
 // cutoff = now - minAge compared strictly (started_at < cutoff), oldest first, each with the
-// ids of its children.
+// ids of its children and whether PruneGhosts keeps it (keptGhosts).
 func (db *DB) GhostCandidates(ctx context.Context, now, minAge float64) ([]Ghost, error) {
 	if err := db.requireSessionColumns("ghost candidates", "title"); err != nil {
 		return nil, err
@@ -60,11 +63,40 @@ func (db *DB) GhostCandidates(ctx context.Context, now, minAge float64) ([]Ghost
 	if err != nil {
 		return nil, classify("ghost candidates", err, false)
 	}
+	kept := keptGhosts(ids, children)
 	out := make([]Ghost, len(sessions))
 	for i, s := range sessions {
-		out[i] = Ghost{Session: s, ChildIDs: children[s.ID]}
+		out[i] = Ghost{Session: s, ChildIDs: children[s.ID], Kept: kept[s.ID]}
 	}
 	return out, nil
+}
+
+// keptGhosts returns the ghosts that cannot be deleted: those with a child that is not a
+// ghost, and then, until nothing changes, those with a child that is kept. The runtime
+// deletes every ghost in one `DELETE FROM sessions WHERE id IN (…)` (hermes_state.py
+// prune_empty_ghost_sessions, 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5, with
+// `PRAGMA foreign_keys=ON` in SessionDB.__init__), whose foreign key on parent_session_id is
+// checked when the statement ends: a ghost whose children are all ghosts deleted in the same
+// statement — a ghost that is its own parent, ghosts parenting each other, a chain of ghosts
+// — goes with them; one a remaining row names as parent would make the statement fail.
+func keptGhosts(ids []string, children map[string][]string) map[string]bool {
+	ghost := toSet(ids)
+	kept := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, id := range ids {
+			if kept[id] {
+				continue
+			}
+			for _, c := range children[id] {
+				if !ghost[c] || kept[c] {
+					kept[id], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	return kept
 }
 
 // ghostCandidatesQuery returns the candidate query; its one argument is the cutoff.
@@ -104,9 +136,10 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 // PruneGhosts deletes every session prune_empty_ghost_sessions would delete at now (cutoff
 // = now - minAge, compared strictly), in one BEGIN IMMEDIATE transaction that also selects
 // them, so what is deleted is exactly what matches while the write lock is held. A ghost
-// that any row names as parent is kept, even when that child is a ghost deleted in the same
-// run (the runtime's DELETE would fail on the foreign key; the next run deletes the parent),
-// which is also what the plan (GhostCandidates) shows. Before images are captured for every deleted sessions row
+// whose children are all ghosts goes in the same transaction as they do (a ghost that is its
+// own parent, ghosts parenting each other); a ghost a remaining row names as parent is kept
+// (keptGhosts: the runtime's DELETE would fail on the foreign key), which is also what the
+// plan (GhostCandidates) shows. Before images are captured for every deleted sessions row
 // and for every row of another table that an ON DELETE action removes or changes. The latch
 // ghost_session_prune_v1 is set to '1'; when no ghost is to be deleted nothing is written
 // (not even the latch) and Deleted is empty. batch bounds how many ghosts (the oldest) are
@@ -152,30 +185,132 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 	if err != nil {
 		return res, fmt.Errorf("read ghosts: %w", err)
 	}
-	ids := imageIDs(ghosts)
-	children, err := childIDs(ctx, tx, ids)
+	evaluated := imageIDs(ghosts)
+	ghosts, children, err := withGhostDescendants(ctx, tx, ti, cutoff, ghosts)
 	if err != nil {
-		return res, fmt.Errorf("read children: %w", err)
+		return res, err
 	}
+	ids := imageIDs(ghosts)
+	kept := keptGhosts(ids, children)
 	res.Children = make(map[string][]string)
-	for _, id := range ids {
-		if kids := children[id]; len(kids) > 0 {
-			res.Kept, res.Children[id] = append(res.Kept, id), kids
+	var deletable []string
+	for _, id := range evaluated {
+		if kept[id] {
+			res.Kept, res.Children[id] = append(res.Kept, id), children[id]
 		} else {
+			deletable = append(deletable, id)
+		}
+	}
+	taken, left := takeFamilies(deletable, children, batch.MaxRows)
+	res.Remaining = remainingAfter(left, notEvaluated)
+	for _, id := range ids { // oldest first
+		if taken[id] {
 			res.Deleted = append(res.Deleted, id)
 		}
 	}
-	k := batch.limit(len(res.Deleted))
-	res.Remaining = remainingAfter(res.Deleted[k:], notEvaluated)
-	res.Deleted = res.Deleted[:k]
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
+	}
+	// The runtime's one DELETE checks the foreign keys when it ends; deleting a row at a time,
+	// they are checked at the commit instead (the pragma ends with the transaction).
+	if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
+		return res, fmt.Errorf("defer foreign keys: %w", err)
 	}
 	if res.Changes, err = deleteSessions(ctx, tx, ti, deletedImages(ghosts, res.Deleted)); err != nil {
 		return res, err
 	}
 	res.Latch, err = setLatch(ctx, tx, LatchPruneGhosts)
 	return res, err
+}
+
+// withGhostDescendants adds to ghosts (oldest first) the ghosts among their descendants,
+// looked up by id under the same predicate, and returns them all oldest first with the
+// children of each: a ghost goes only with its ghost children, and a batch may hold the
+// parent but not yet the child.
+func withGhostDescendants(ctx context.Context, tx *sql.Tx, ti tableInfo, cutoff float64, ghosts []RowImage) ([]RowImage, map[string][]string, error) {
+	children := map[string][]string{}
+	have := toSet(imageIDs(ghosts))
+	for frontier := imageIDs(ghosts); len(frontier) > 0; {
+		kids, err := childIDs(ctx, tx, frontier)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read children: %w", err)
+		}
+		var unseen []string
+		for _, id := range frontier {
+			children[id] = kids[id]
+			for _, c := range kids[id] {
+				if !have[c] {
+					have[c], unseen = true, append(unseen, c)
+				}
+			}
+		}
+		if len(unseen) == 0 {
+			break
+		}
+		from, args := amongSource(unseen)
+		more, err := readImagesFrom(ctx, tx, ti, from, ghostPredicate, append(args, cutoff)...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read ghosts: %w", err)
+		}
+		ghosts, frontier = append(ghosts, more...), imageIDs(more)
+	}
+	sort.SliceStable(ghosts, func(i, j int) bool { return olderImage(&ghosts[i], &ghosts[j]) })
+	return ghosts, children, nil
+}
+
+// olderImage orders sessions images as oldestFirst does: started_at, then id, as SQLite
+// compares them.
+func olderImage(a, b *RowImage) bool {
+	as, _ := a.Get("started_at")
+	bs, _ := b.Get("started_at")
+	if c := Compare(as, bs); c != 0 {
+		return c < 0
+	}
+	return Compare(a.Key["id"], b.Key["id"]) < 0
+}
+
+// takeFamilies picks, oldest first, the deletable ghosts a batch of at most maxRows rows (0:
+// no bound) deletes, each with its ghost descendants (every one deletable, by keptGhosts), so
+// that no deleted row leaves a child behind; a family larger than maxRows is taken whole when
+// it comes first. left lists the deletable ghosts not taken, oldest first.
+func takeFamilies(deletable []string, children map[string][]string, maxRows int) (taken map[string]bool, left []string) {
+	taken = map[string]bool{}
+	n := 0
+	for i, id := range deletable {
+		if taken[id] {
+			continue
+		}
+		family := descendants(id, children, taken)
+		if maxRows > 0 && n > 0 && n+len(family) > maxRows {
+			for _, rest := range deletable[i:] {
+				if !taken[rest] {
+					left = append(left, rest)
+				}
+			}
+			return taken, left
+		}
+		for _, f := range family {
+			taken[f] = true
+		}
+		n += len(family)
+	}
+	return taken, nil
+}
+
+// descendants returns id and every session below it through children, skipping those in
+// skip, each once (a cycle ends the walk).
+func descendants(id string, children map[string][]string, skip map[string]bool) []string {
+	seen := map[string]bool{id: true}
+	out := []string{id}
+	for i := 0; i < len(out); i++ {
+		for _, c := range children[out[i]] {
+			if !seen[c] && !skip[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // deletedImages returns the images of ghosts whose id is in deleted, in order.
@@ -240,9 +375,9 @@ func deleteChunk(ctx context.Context, tx *sql.Tx, deps []dependent, chunk []RowI
 // keeps a statement journal of every page a DELETE changes; one statement for 500 rows
 // journals thousands of pages, each a fresh allocation in modernc's SQLite, while a statement
 // per row reuses a journal of a few pages. On the 2 M-message home that makes deleting 500
-// ghosts 45 ms instead of 69 ms (medians of 10), with the write lock held. A foreign key
-// without an ON DELETE action is checked after each row, not after the whole batch; none can
-// fail in between, since a ghost has no messages and a ghost with children is kept.
+// ghosts 45 ms instead of 69 ms (medians of 10), with the write lock held. The caller defers
+// the foreign keys to the commit, so a parent may go before its ghost child, and the rows of
+// a cycle one by one, as in the runtime's single statement.
 func deleteEach(ctx context.Context, tx *sql.Tx, ids []string) error {
 	stmt, err := tx.PrepareContext(ctx, "DELETE FROM sessions WHERE id = ?")
 	if err != nil {

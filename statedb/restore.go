@@ -21,13 +21,17 @@ type RowRestore struct {
 // classes, same values); a row that already equals its desired image is left alone (the
 // change it undoes never landed, or was undone already); any other difference returns an
 // error wrapping ErrConflict and changes nothing. Then rows are re-inserted with all their
-// columns, updated in the columns that differ, or deleted. Give parents before dependent rows
-// (the order PruneResult uses). restored counts the rows written.
+// columns, updated in the columns that differ, or deleted. Foreign keys are checked at the
+// commit, not row by row, so rows that name each other (ghosts of a parent cycle, pruned
+// together) come back whatever their order. restored counts the rows written.
 func (db *DB) RestoreRows(ctx context.Context, restore []RowRestore) (restored int, stats TxStats, err error) {
 	if err := db.requireWrite("restore rows"); err != nil {
 		return 0, TxStats{}, err
 	}
 	stats, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil { // ends with the transaction
+			return fmt.Errorf("defer foreign keys: %w", err)
+		}
 		infos := map[string]tableInfo{}
 		var todo []RowRestore
 		for _, r := range restore {

@@ -23,7 +23,11 @@ const (
 // Schema describes what a state.db contains. Features are decided by table and column
 // presence, never by version alone.
 type Schema struct {
-	Version             int             // the single row of schema_version
+	Version int // the single row of schema_version; without one, what the layout says (VersionMissing)
+	// VersionMissing: schema_version has no row. Version is then the one the runtime of the
+	// generation the tables and columns belong to inserts when it next opens the file
+	// (LayoutVersion); sessionctl never writes it.
+	VersionMissing      bool
 	Known               bool            // 1 ≤ Version ≤ NewestKnownVersion
 	Newer               bool            // Version > NewestKnownVersion: readable, never written
 	Tables              map[string]bool // every table and view name in sqlite_master
@@ -53,10 +57,13 @@ func inspect(ctx context.Context, q querier) (Schema, error) {
 	if !s.Tables["sessions"] {
 		return s, fmt.Errorf("not a Hermes state.db: no sessions table: %w", ErrCorrupt)
 	}
-	if err := inspectVersion(ctx, q, &s); err != nil {
+	s.HasCompressionLocks = s.Tables["compression_locks"]
+	s.HasGatewayRouting = s.Tables["gateway_routing"]
+	s.HasStateMeta = s.Tables["state_meta"]
+	if err := inspectColumns(ctx, q, &s); err != nil {
 		return s, err
 	}
-	if err := inspectColumns(ctx, q, &s); err != nil {
+	if err := inspectVersion(ctx, q, &s); err != nil {
 		return s, err
 	}
 	if err := inspectFTS(ctx, q, &s); err != nil {
@@ -82,22 +89,63 @@ func tableNames(ctx context.Context, q querier) (map[string]bool, error) {
 	return toSet(names), nil
 }
 
+// inspectVersion reads schema_version. Without a row the version is the layout's: every
+// generation's SessionDB._init_schema inserts its own SCHEMA_VERSION when the SELECT finds
+// no row, and carries on (hermes_state.py at cb4addaca, 3b750715a, 3914089d5, 52d0d671e,
+// c2a3b9ce5). A NULL version is refused: there `current_version < 10` raises TypeError and
+// the runtime cannot open the file.
 func inspectVersion(ctx context.Context, q querier, s *Schema) error {
 	var v sql.NullInt64
 	err := q.QueryRowContext(ctx, "SELECT version FROM schema_version LIMIT 1").Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !v.Valid) {
-		return fmt.Errorf("not a Hermes state.db: no schema_version row: %w", ErrCorrupt)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		s.Version, s.VersionMissing = LayoutVersion(*s), true
+	case err != nil:
 		return classify("read schema_version", err, true)
+	case !v.Valid:
+		return fmt.Errorf("not a Hermes state.db: schema_version holds NULL: %w", ErrCorrupt)
+	default:
+		s.Version = int(v.Int64)
 	}
-	s.Version = int(v.Int64)
 	s.Known = s.Version >= 1 && s.Version <= NewestKnownVersion
 	s.Newer = s.Version > NewestKnownVersion
-	s.HasCompressionLocks = s.Tables["compression_locks"]
-	s.HasGatewayRouting = s.Tables["gateway_routing"]
-	s.HasStateMeta = s.Tables["state_meta"]
 	return nil
+}
+
+// layouts recognises a generation by the tables and columns its runtime creates, newest
+// first: the first marker present gives the schema_version that generation's runtime
+// inserts into an empty schema_version (its SCHEMA_VERSION). Each marker is what the first
+// schema version of the generation added, so a database of any version of the generation
+// has it and none older does (hermes_state.py):
+//
+//	v19 gateway_routing          94205a113; r0715 (c2a3b9ce5) inserts 21
+//	v17 sessions.session_key     86e64900b; r0703 (52d0d671e) inserts 17
+//	v12 messages.platform_message_id  31a010010; r0525 (3914089d5) inserts 13
+//	v7  messages.reasoning_content    a7d78d3bf; r0506 (3b750715a) inserts 11
+//	none of them                 r0418 (cb4addaca) inserts 6
+var layouts = []struct {
+	table, column string
+	version       int
+}{
+	{"gateway_routing", "", 21},
+	{"sessions", "session_key", 17},
+	{"messages", "platform_message_id", 13},
+	{"messages", "reasoning_content", 11},
+}
+
+// layoutVersionOldest is what r0418's runtime inserts (cb4addaca SCHEMA_VERSION).
+const layoutVersionOldest = 6
+
+// LayoutVersion returns the schema_version the runtime of the generation whose tables and
+// columns s has would insert into an empty schema_version (see layouts).
+func LayoutVersion(s Schema) int {
+	for _, l := range layouts {
+		cols := map[string]map[string]bool{"sessions": s.SessionColumns, "messages": s.MessageColumns}[l.table]
+		if (l.column == "" && s.Tables[l.table]) || (l.column != "" && cols[l.column]) {
+			return l.version
+		}
+	}
+	return layoutVersionOldest
 }
 
 func inspectColumns(ctx context.Context, q querier, s *Schema) error {

@@ -18,6 +18,9 @@ const maxLineageSteps = 100
 
 // Session is one sessions row as the tool needs it. Pointer fields are nil for NULL or, for
 // columns a schema generation lacks (session_key before v17, api_call_count before v8), nil.
+// started_at, ended_at and api_call_count are also kept as SQLite holds them (Started, Ended,
+// APICalls): a TEXT value where the runtime writes a number is read, not refused, and
+// compared as SQLite compares it (Compare).
 type Session struct {
 	ID           string
 	Source       string
@@ -27,15 +30,55 @@ type Session struct {
 	Title        *string
 	SessionKey   *string
 	ModelConfig  *string
-	StartedAt    float64
-	EndedAt      *float64
-	APICallCount *int64
-	MessageCount int64 // COUNT(*) of messages rows, not the message_count column
+	StartedAt    float64  // started_at when it is a number (0 otherwise: see Started)
+	EndedAt      *float64 // ended_at when it is a number; nil when NULL or not a number (see Ended)
+	APICallCount *int64   // api_call_count when it is an integer
+	MessageCount int64    // COUNT(*) of messages rows, not the message_count column
+	// Started, Ended and APICalls are started_at, ended_at and api_call_count as stored
+	// (NULL for a column the schema lacks).
+	Started, Ended, APICalls Value
 }
 
-// Open reports whether the session has not ended.
+// Open reports whether the session has not ended (ended_at IS NULL, as the runtime asks).
 func (s Session) Open() bool {
-	return s.EndedAt == nil
+	return s.EndedAt == nil && s.Ended.IsNull()
+}
+
+// OddValue is a column holding a value of a class the runtime never writes there: TEXT or a
+// BLOB where it writes a time or a count, a fraction where it writes a count.
+type OddValue struct {
+	Column string
+	Value  Value
+}
+
+// OddValues lists the odd values of s: started_at not a number, ended_at neither NULL nor a
+// number, api_call_count neither NULL nor an integer.
+func (s Session) OddValues() []OddValue {
+	var out []OddValue
+	if !s.Started.IsNull() && !s.Started.IsNumber() {
+		out = append(out, OddValue{"started_at", s.Started})
+	}
+	if !s.Ended.IsNull() && !s.Ended.IsNumber() {
+		out = append(out, OddValue{"ended_at", s.Ended})
+	}
+	if !s.APICalls.IsNull() && s.APICalls.Type != TypeInteger {
+		out = append(out, OddValue{"api_call_count", s.APICalls})
+	}
+	return out
+}
+
+// setNumbers fills StartedAt, EndedAt and APICallCount from the stored values.
+func (s *Session) setNumbers() {
+	if f, ok := s.Started.Number(); ok {
+		s.StartedAt = f
+	}
+	if f, ok := s.Ended.Number(); ok {
+		s.EndedAt = &f
+	}
+	if s.APICalls.Type == TypeInteger {
+		n := s.APICalls.Int
+		s.APICallCount = &n
+	}
 }
 
 // Totals are whole-database counts.
@@ -63,7 +106,8 @@ func (db *DB) sessionColumns(alias string) string {
 	return db.sessionColumnsWith(alias, true)
 }
 
-// sessionColumnsWith is sessionColumns, optionally without the message count subquery.
+// sessionColumnsWith is sessionColumns, optionally without the message count subquery. The
+// numeric columns are selected as expressions (+col), so the driver reports the stored class.
 func (db *DB) sessionColumnsWith(alias string, countMessages bool) string {
 	count := "0"
 	if countMessages {
@@ -78,7 +122,7 @@ func (db *DB) sessionColumnsWith(alias string, countMessages bool) string {
 	return strings.Join([]string{
 		alias + ".id", "COALESCE(" + alias + ".source, '')", col("user_id"), col("parent_session_id"),
 		col("end_reason"), col("title"), col("session_key"), col("model_config"),
-		alias + ".started_at", col("ended_at"), col("api_call_count"), count,
+		"+" + alias + ".started_at", "+" + col("ended_at"), "+" + col("api_call_count"), count,
 	}, ", ")
 }
 
@@ -90,21 +134,24 @@ type scanner interface {
 func scanSession(sc scanner, extra ...any) (Session, error) {
 	var s Session
 	var userID, parent, reason, title, key, cfg sql.NullString
-	var ended sql.NullFloat64
-	var calls sql.NullInt64
+	var started, ended, calls any
 	dest := append([]any{&s.ID, &s.Source, &userID, &parent, &reason, &title, &key, &cfg,
-		&s.StartedAt, &ended, &calls, &s.MessageCount}, extra...)
+		&started, &ended, &calls, &s.MessageCount}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return s, err
 	}
 	s.UserID, s.ParentID, s.EndReason = strPtr(userID), strPtr(parent), strPtr(reason)
 	s.Title, s.SessionKey, s.ModelConfig = strPtr(title), strPtr(key), strPtr(cfg)
-	if ended.Valid {
-		s.EndedAt = &ended.Float64
+	var err error
+	for _, v := range []struct {
+		raw any
+		dst *Value
+	}{{started, &s.Started}, {ended, &s.Ended}, {calls, &s.APICalls}} {
+		if *v.dst, err = valueFromDriver(v.raw); err != nil {
+			return s, fmt.Errorf("session %q: %w", s.ID, err)
+		}
 	}
-	if calls.Valid {
-		s.APICallCount = &calls.Int64
-	}
+	s.setNumbers()
 	return s, nil
 }
 
@@ -217,7 +264,7 @@ func (db *DB) sessionPage(ctx context.Context, where []string, args []any, last 
 	if last != nil {
 		where = append(where[:len(where):len(where)],
 			"(s.started_at < ? OR (s.started_at = ? AND s.id < ?))")
-		args = append(args[:len(args):len(args)], last.StartedAt, last.StartedAt, last.ID)
+		args = append(args[:len(args):len(args)], last.Started.arg(), last.Started.arg(), last.ID)
 	}
 	query := "SELECT " + db.sessionColumnsWith("s", !skipCounts) + " FROM sessions s"
 	if len(where) > 0 {
@@ -331,9 +378,9 @@ func (db *DB) eachSessionByID(ctx context.Context, f SessionFilter, fn func(Sess
 		}
 		all = append(all, page...)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].StartedAt != all[j].StartedAt {
-			return all[i].StartedAt > all[j].StartedAt
+	sort.Slice(all, func(i, j int) bool { // ORDER BY started_at DESC, id DESC, as SQLite orders them
+		if c := Compare(all[i].Started, all[j].Started); c != 0 {
+			return c > 0
 		}
 		return all[i].ID > all[j].ID
 	})

@@ -13,12 +13,20 @@ type TipRule int
 const (
 	// TipNone: runtimes before schema v7 have no compression-tip rule; the tip is the id itself.
 	TipNone TipRule = iota
-	// TipV11: S11 rule — the most recently started child that started at or after its
-	// 'compression'-ended parent ended.
+	// TipV11: the v11–v16 rule (upstream hermes_state.py get_compression_tip, as of 3b750715a
+	// and 3914089d5): the most recently started child that started at or after its
+	// 'compression'-ended parent ended. The walk keeps no record of the ids it has seen and
+	// does not stop at an empty id: it takes up to 100 steps and returns where it stands, and
+	// its callers (hermes_cli/main.py: `get_compression_tip(id) or id`) fall back to the
+	// starting id when that is ''. On a cycle it returns the id 100 steps along.
 	TipV11
-	// TipV17: S21 rule — among children of a 'compression'-ended parent that are not branch,
-	// delegate or 'tool' children, prefer compression-ended, then live, then the rest, then the
-	// latest activity, started_at and id (all descending).
+	// TipV17: the v17+ rule (upstream hermes_state.py get_compression_tip, as of 52d0d671e and
+	// c2a3b9ce5): among children of a 'compression'-ended parent that are not branch, delegate
+	// or 'tool' children, prefer compression-ended, then live, then the rest, then the latest
+	// activity, started_at and id (all descending). The walk stops at an empty id or an id it
+	// has seen (returning where it stands), and after 100 steps. Its gateway caller
+	// (gateway/session.py _compression_tip_for_session_id, 52d0d671e and c2a3b9ce5) catches
+	// any exception of the lookup and keeps the starting id: see ErrTipLookupRaises.
 	TipV17
 )
 
@@ -34,12 +42,18 @@ func TipRuleForSchema(version int) TipRule {
 	}
 }
 
-// tipStepV11 is the S11 step: a child started at or after the parent's compression end.
+// ErrTipLookupRaises reports a compression-tip lookup whose SQL raises on a value of the
+// database (a child's model_config that is not JSON makes json_extract fail). The runtime's
+// gateway catches it and treats the session as having no continuation; CompressionTip then
+// returns the starting id with an error wrapping this.
+var ErrTipLookupRaises = errors.New("the runtime's compression-tip lookup raises")
+
+// tipStepV11 is the v11 step: a child started at or after the parent's compression end.
 const tipStepV11 = `SELECT id FROM sessions WHERE parent_session_id = ?1
 	AND started_at >= (SELECT ended_at FROM sessions WHERE id = ?1 AND end_reason = 'compression')
 	ORDER BY started_at DESC LIMIT 1`
 
-// tipStepV17 is the S21 step (upstream hermes_state.py get_compression_tip, as of 52d0d671e).
+// tipStepV17 is the v17 step (upstream hermes_state.py get_compression_tip, as of 52d0d671e).
 const tipStepV17 = `SELECT child.id FROM sessions parent
 	JOIN sessions child ON child.parent_session_id = parent.id
 	WHERE parent.id = ?1 AND parent.end_reason = 'compression'
@@ -54,32 +68,67 @@ const tipStepV17 = `SELECT child.id FROM sessions parent
 	LIMIT 1`
 
 // CompressionTip walks from id through compression continuations under rule and returns the
-// last id reached (id itself when there is no continuation). The walk is cycle-safe and
-// stops after 100 steps.
+// id the runtime of that rule resolves id to (id itself when there is no continuation). Under
+// TipV17, a step whose SQL raises on a value of the database returns id and an error
+// wrapping ErrTipLookupRaises (the runtime's gateway keeps the starting id).
 func (db *DB) CompressionTip(ctx context.Context, id string, rule TipRule) (string, error) {
-	var step string
 	switch rule {
 	case TipNone:
 		return id, nil
 	case TipV11:
-		step = tipStepV11
+		return db.tipV11(ctx, id)
 	case TipV17:
-		step = tipStepV17
+		return db.tipV17(ctx, id)
 	default:
 		return "", fmt.Errorf("compression tip: unknown rule %d", rule)
 	}
+}
+
+// tipStep runs one step from cur; ok is false when there is no continuation.
+func (db *DB) tipStep(ctx context.Context, step, cur string) (next string, ok bool, err error) {
+	err = db.sql.QueryRowContext(ctx, step, cur).Scan(&next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return next, err == nil, err
+}
+
+// tipV11 follows the v11 rule: 100 steps with no record of the ids seen, then the caller's
+// `or id` (an empty result means id).
+func (db *DB) tipV11(ctx context.Context, id string) (string, error) {
 	cur := id
-	seen := map[string]bool{id: true}
 	for range maxLineageSteps {
-		var next string
-		err := db.sql.QueryRowContext(ctx, step, cur).Scan(&next)
-		if errors.Is(err, sql.ErrNoRows) {
-			return cur, nil
+		next, ok, err := db.tipStep(ctx, tipStepV11, cur)
+		if err != nil {
+			return "", classify(fmt.Sprintf("compression tip of %q", id), err, false)
+		}
+		if !ok {
+			break
+		}
+		cur = next
+	}
+	if cur == "" {
+		return id, nil
+	}
+	return cur, nil
+}
+
+// tipV17 follows the v17 rule: stop at an empty id or one already seen, at most 100 steps.
+func (db *DB) tipV17(ctx context.Context, id string) (string, error) {
+	cur := id
+	seen := map[string]bool{}
+	if id != "" {
+		seen[id] = true
+	}
+	for range maxLineageSteps {
+		next, ok, err := db.tipStep(ctx, tipStepV17, cur)
+		if err != nil && raisesOnData(err) {
+			return id, fmt.Errorf("compression tip of %q (at %q): %v: %w", id, cur, err, ErrTipLookupRaises)
 		}
 		if err != nil {
 			return "", classify(fmt.Sprintf("compression tip of %q", id), err, false)
 		}
-		if next == "" || seen[next] {
+		if !ok || next == "" || seen[next] {
 			return cur, nil
 		}
 		seen[next] = true

@@ -1,12 +1,16 @@
 package statedb
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -231,4 +235,144 @@ func (w valueJSON) text64() string {
 		return ""
 	}
 	return *w.Base64
+}
+
+// printable escapes the characters of s a terminal would not show (control characters,
+// invalid UTF-8) as Go escapes them (\x00, \n …), leaving the rest as it is.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// runePrefix returns the length in bytes of the first n characters of s (an invalid byte
+// counting as one).
+func runePrefix(s string, n int) int {
+	i := 0
+	for ; n > 0 && i < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// maxLiteralRunes bounds the text Literal shows of a TEXT or BLOB value.
+const maxLiteralRunes = 40
+
+// Literal renders v the way SQL writes it, for messages: NULL, 42, 1.5, 'text' (quotes
+// doubled), X'00ff'. Long text and blobs are cut with "…".
+func (v Value) Literal() string {
+	switch v.Type {
+	case TypeInteger:
+		return strconv.FormatInt(v.Int, 10)
+	case TypeReal:
+		return strconv.FormatFloat(v.Real, 'g', -1, 64)
+	case TypeText:
+		s, cut := v.Text, ""
+		if n := runePrefix(s, maxLiteralRunes); n < len(s) {
+			s, cut = s[:n], "…"
+		}
+		return "'" + printable(strings.ReplaceAll(s, "'", "''")) + "'" + cut
+	case TypeBlob:
+		b, cut := v.Blob, ""
+		if len(b) > maxLiteralRunes/2 {
+			b, cut = b[:maxLiteralRunes/2], "…"
+		}
+		return fmt.Sprintf("X'%x'", b) + cut
+	default:
+		return "NULL"
+	}
+}
+
+// IsNull reports SQL NULL (the zero Value counts as NULL).
+func (v Value) IsNull() bool {
+	return v.Type == TypeNull || v.Type == ""
+}
+
+// Number returns an INTEGER or REAL value as a float64; ok is false for any other class.
+func (v Value) Number() (f float64, ok bool) {
+	switch v.Type {
+	case TypeInteger:
+		return float64(v.Int), true
+	case TypeReal:
+		return v.Real, true
+	}
+	return 0, false
+}
+
+// IsNumber reports an INTEGER or REAL value.
+func (v Value) IsNumber() bool {
+	return v.Type == TypeInteger || v.Type == TypeReal
+}
+
+// typeRank orders the storage classes as SQLite sorts and compares them: NULL, then numbers
+// (INTEGER and REAL together), then TEXT, then BLOB.
+func (v Value) typeRank() int {
+	switch v.Type {
+	case TypeInteger, TypeReal:
+		return 1
+	case TypeText:
+		return 2
+	case TypeBlob:
+		return 3
+	default:
+		return 0
+	}
+}
+
+// Compare orders a and b as SQLite's ORDER BY and comparison operators do on values without
+// affinity conversion (BINARY collation): NULL first, then numbers by value (an INTEGER and a
+// REAL compared exactly), then TEXT byte by byte, then BLOBs byte by byte. It returns -1, 0
+// or 1. So TEXT such as 'yesterday' is greater than every number, which is how the runtime's
+// SQL compares a TEXT timestamp with a time.
+func Compare(a, b Value) int {
+	if ra, rb := a.typeRank(), b.typeRank(); ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch {
+	case a.IsNull():
+		return 0
+	case a.Type == TypeInteger && b.Type == TypeInteger:
+		return cmp.Compare(a.Int, b.Int)
+	case a.Type == TypeReal && b.Type == TypeReal:
+		return cmp.Compare(a.Real, b.Real)
+	case a.Type == TypeInteger:
+		return compareIntReal(a.Int, b.Real)
+	case b.Type == TypeInteger:
+		return -compareIntReal(b.Int, a.Real)
+	case a.Type == TypeText:
+		return strings.Compare(a.Text, b.Text)
+	default:
+		return bytes.Compare(a.Blob, b.Blob)
+	}
+}
+
+// compareIntReal compares an integer with a real exactly, as SQLite does (no rounding of the
+// integer to a double).
+func compareIntReal(i int64, r float64) int {
+	switch {
+	case math.IsNaN(r): // SQLite stores no NaN; order it first like NULL, to be total
+		return 1
+	case r < -9223372036854775808.0:
+		return 1
+	case r >= 9223372036854775808.0:
+		return -1
+	}
+	t := math.Trunc(r)
+	if c := cmp.Compare(i, int64(t)); c != 0 {
+		return c
+	}
+	return cmp.Compare(0, r-t)
 }

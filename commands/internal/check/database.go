@@ -25,6 +25,9 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		}
 		out = append(out, Finding{DBSchemaUnknown, Error, "state.db", fmt.Sprintf("schema v%d is %s: reads work, every write is refused (exit 4); upgrade sessionctl", h.Schema.Version, what)})
 	}
+	if h.Schema.VersionMissing {
+		out = append(out, Finding{DBSchemaVersionMissing, Info, "state.db", fmt.Sprintf("schema_version has no row: the tables and columns are generation %s's, whose runtime inserts v%d when it next opens the file and carries on; sessionctl reads and repairs by that generation's rules and never writes the row (no action needed)", h.Gen, h.Schema.Version)})
+	}
 	problems, err := h.DB.QuickCheck(ctx, deep)
 	if err != nil {
 		return nil, fmt.Errorf("state.db check: %w", err)
@@ -34,6 +37,14 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 	}
 	more, err := repairs(ctx, h)
 	if err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
+	if more, err = badModelConfigs(ctx, h); err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
+	if more, err = oddValues(ctx, h); err != nil {
 		return nil, err
 	}
 	out = append(out, more...)
@@ -71,6 +82,71 @@ func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
 	}
 	for _, id := range expired {
 		out = append(out, Finding{DBExpiredLock, Info, id, "open session whose compression lock has expired (a compression died mid-way): the next compression reclaims it (no action needed; sessionctl sessions show ID)"})
+	}
+	return out, nil
+}
+
+// badModelConfigs reports the rows whose model_config the v17 compression-tip lookup raises
+// on. Under the v17 rule (r0703+) a row whose parent ended by compression makes every lookup
+// through that parent raise: the gateway catches it and keeps the entry where it is
+// (gateway/session.py _compression_tip_for_session_id, 52d0d671e, c2a3b9ce5), and so does
+// sessionctl. Older rules never read model_config (hermes_state.py get_compression_tip,
+// 3b750715a, 3914089d5).
+func badModelConfigs(ctx context.Context, h *home.Home) ([]Finding, error) {
+	bad, err := h.DB.BadModelConfigs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("model_config check: %w", err)
+	}
+	var out []Finding
+	for _, b := range bad {
+		what := "model_config " + b.Value.Literal() + " is not JSON: "
+		fix := "; clear it with the gateway stopped (UPDATE sessions SET model_config = NULL WHERE id = …) if the continuation should be followed"
+		switch {
+		case h.TipRule() != statedb.TipV17:
+			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "generation " + string(h.Gen) + "'s runtime does not read it (the compression-tip lookup of r0703 and later raises on it when its parent ended by compression)"})
+		case b.ParentCompression:
+			out = append(out, Finding{DBBadModelConfig, Warn, b.ID, what + "the runtime's compression-tip lookup through its parent " + *b.ParentID + " (ended by compression) raises on it, so the gateway leaves an entry on that chain where it is, as if there were no continuation; sessionctl does the same (repoint skips it)" + fix})
+		default:
+			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "the runtime's compression-tip lookup raises on it once its parent has ended by compression; no effect today"})
+		}
+	}
+	return out, nil
+}
+
+// oddEffects says what the runtime's SQL makes of a value that is not a number where it
+// writes one: SQLite orders TEXT and BLOBs after every number, so `started_at < cutoff` and
+// `expires_at < now` are false and `api_call_count = 0` never holds (hermes_state.py
+// prune_empty_ghost_sessions, finalize_orphaned_compression_sessions,
+// try_acquire_compression_lock, c2a3b9ce5), and sessionctl compares them the same way.
+var oddEffects = map[string]string{
+	"sessions.started_at":           "the runtime's SQL takes it as later than any time: no age cutoff (the ghost prune, the orphan finalize) ever takes this row, and lists sort it first",
+	"sessions.ended_at":             "the runtime's SQL takes the row as ended (ended_at IS NOT NULL) at a time later than any other: an empty, untitled TUI row with it is pruned as a ghost",
+	"sessions.api_call_count":       "it never equals 0, so the runtime's orphan finalize never ends this row",
+	"compression_locks.expires_at":  "the runtime's SQL takes it as later than any time, so the lock never expires: the runtime never reclaims it (no other holder compresses the session) and finalize-orphans skips the session",
+	"compression_locks.acquired_at": "the runtime never compares it (no effect)",
+}
+
+// oddValues reports each value of a class the runtime never writes in its column (TEXT or a
+// BLOB for a time or a count, a fraction for a count): every command reads it, and its
+// effect is the one the runtime's SQL gives it.
+func oddValues(ctx context.Context, h *home.Home) ([]Finding, error) {
+	odd, err := h.DB.OddRows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("value check: %w", err)
+	}
+	out := make([]Finding, 0, len(odd))
+	for _, o := range odd {
+		what := o.Table + "." + o.Column
+		sev, fix := Warn, "; set it by hand with the gateway stopped (UPDATE "+o.Table+" SET "+o.Column+" = … WHERE …)"
+		if what == "compression_locks.acquired_at" {
+			sev, fix = Info, ""
+		}
+		writes := "a time"
+		if o.Column == "api_call_count" {
+			writes = "a whole count"
+		}
+		out = append(out, Finding{DBOddValue, sev, o.ID, fmt.Sprintf("%s holds %s (%s), where the runtime writes %s: %s%s",
+			what, o.Value.Literal(), o.Value.Type, writes, oddEffects[what], fix)})
 	}
 	return out, nil
 }

@@ -57,6 +57,7 @@ const (
 	DBMissing               ID = "db.missing"
 	DBCorrupt               ID = "db.corrupt"
 	DBSchemaUnknown         ID = "db.schema-unknown"
+	DBSchemaVersionMissing  ID = "db.schema-version-missing"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
 	DBTUIGhost              ID = "db.tui-ghost"
@@ -64,6 +65,8 @@ const (
 	DBWALLarge              ID = "db.wal-large"
 	DBFreelist              ID = "db.freelist"
 	DBWALResetBug           ID = "db.sqlite-wal-reset-bug"
+	DBBadModelConfig        ID = "db.malformed-model-config"
+	DBOddValue              ID = "db.odd-value"
 	GatewayRunning          ID = "gateway.running"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
@@ -76,6 +79,7 @@ const (
 	OrphanLocked     ID = "orphan.locked"
 	GhostHasChildren ID = "ghost.has-children"
 	GhostUnsafeID    ID = "ghost.unsafe-id"
+	GhostGlobID      ID = "ghost.glob-id"
 	RepairBatches    ID = "repair.batches"
 )
 
@@ -86,10 +90,10 @@ var All = []ID{
 	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
-	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
-	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, GatewayRunning, MaintainRoutingSkipped,
+	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
-	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.

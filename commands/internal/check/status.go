@@ -39,6 +39,7 @@ type StatusData struct {
 // SchemaSummary is the state.db schema as status reports it.
 type SchemaSummary struct {
 	Version          int    `json:"version"`
+	VersionMissing   bool   `json:"version_missing,omitempty"`
 	Known            bool   `json:"known"`
 	FTSLayout        string `json:"fts_layout"`
 	CompressionLocks bool   `json:"compression_locks"`
@@ -48,9 +49,18 @@ type SchemaSummary struct {
 	FreelistCount    int64  `json:"freelist_count"`
 }
 
+// SchemaVersionText words the schema version for status: "v13", or "v13 (no schema_version
+// row: read from the layout)".
+func SchemaVersionText(s statedb.Schema) string {
+	if s.VersionMissing {
+		return fmt.Sprintf("v%d (no schema_version row: read from the layout)", s.Version)
+	}
+	return fmt.Sprintf("v%d", s.Version)
+}
+
 // summariseSchema is the schema as status reports it.
 func summariseSchema(s statedb.Schema) *SchemaSummary {
-	return &SchemaSummary{Version: s.Version, Known: s.Known, FTSLayout: s.FTSLayout, CompressionLocks: s.HasCompressionLocks,
+	return &SchemaSummary{Version: s.Version, VersionMissing: s.VersionMissing, Known: s.Known, FTSLayout: s.FTSLayout, CompressionLocks: s.HasCompressionLocks,
 		GatewayRouting: s.HasGatewayRouting, StateMeta: s.HasStateMeta, PageCount: s.PageCount, FreelistCount: s.FreelistCount}
 }
 

@@ -2,6 +2,7 @@ package home
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -14,6 +15,10 @@ type Row struct {
 	Session   statedb.Session
 	EndReason string // "" while open
 	Tip       string // compression tip when the row ended with compression and has a continuation
+	// TipRaises is set when the runtime's compression-tip lookup for the row raises on a
+	// value of the database (statedb.ErrTipLookupRaises): the runtime treats the row as having
+	// no continuation, and so does sessionctl (Tip is "").
+	TipRaises error
 }
 
 // RowState is the contract's `row` value: missing, open, ended or the end_reason.
@@ -22,7 +27,7 @@ func RowState(rows map[string]Row, id string) string {
 	switch {
 	case !ok:
 		return "missing"
-	case r.Session.EndedAt == nil && r.EndReason == "":
+	case r.Session.Open() && r.EndReason == "":
 		return "open"
 	case r.EndReason == "":
 		return "ended"
@@ -76,6 +81,11 @@ func (h *Home) fillTips(ctx context.Context, rows map[string]Row) error {
 			continue
 		}
 		tip, err := h.DB.CompressionTip(ctx, id, rule)
+		if errors.Is(err, statedb.ErrTipLookupRaises) {
+			info.TipRaises = err
+			rows[id] = info
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("compression tip of %s: %w", id, err)
 		}
@@ -113,7 +123,7 @@ func (h *Home) Lineage(ctx context.Context, id string) (*Lineage, error) {
 	}
 	if rule := h.TipRule(); rule != statedb.TipNone {
 		tip, err := h.DB.CompressionTip(ctx, id, rule)
-		if err != nil {
+		if err != nil && !errors.Is(err, statedb.ErrTipLookupRaises) { // raises: no continuation, as the runtime takes it
 			return nil, fmt.Errorf("compression tip of %s: %w", id, err)
 		}
 		if tip != id {
@@ -124,32 +134,65 @@ func (h *Home) Lineage(ctx context.Context, id string) (*Lineage, error) {
 }
 
 // SessionRow is a state.db session as sessionctl reports it (data.sessions, a deleted row's
-// before-image).
+// before-image). A time that is not a number (TEXT, a BLOB) is shown as stored, with no Unix
+// value; OddValues lists such values exactly (statedb.Session.OddValues).
 type SessionRow struct {
-	ID              string   `json:"id"`
-	Source          string   `json:"source"`
-	ParentSessionID *string  `json:"parent_session_id"`
-	StartedAt       string   `json:"started_at"`
-	StartedAtUnix   float64  `json:"started_at_unix"`
-	EndedAt         *string  `json:"ended_at"`
-	EndedAtUnix     *float64 `json:"ended_at_unix"`
-	EndReason       *string  `json:"end_reason"`
-	Title           *string  `json:"title"`
-	MessageCount    int64    `json:"message_count"`
-	APICallCount    *int64   `json:"api_call_count,omitempty"`
-	SessionKey      *string  `json:"session_key,omitempty"`
+	ID              string                   `json:"id"`
+	Source          string                   `json:"source"`
+	ParentSessionID *string                  `json:"parent_session_id"`
+	StartedAt       string                   `json:"started_at"`
+	StartedAtUnix   *float64                 `json:"started_at_unix"`
+	EndedAt         *string                  `json:"ended_at"`
+	EndedAtUnix     *float64                 `json:"ended_at_unix"`
+	EndReason       *string                  `json:"end_reason"`
+	Title           *string                  `json:"title"`
+	MessageCount    int64                    `json:"message_count"`
+	APICallCount    *int64                   `json:"api_call_count,omitempty"`
+	SessionKey      *string                  `json:"session_key,omitempty"`
+	OddValues       map[string]statedb.Value `json:"odd_values,omitempty"`
 }
 
 // NewSessionRow renders s for output.
 func NewSessionRow(s statedb.Session) SessionRow {
-	r := SessionRow{ID: s.ID, Source: s.Source, ParentSessionID: s.ParentID, StartedAt: UnixToRFC3339(s.StartedAt),
-		StartedAtUnix: s.StartedAt, EndedAtUnix: s.EndedAt, EndReason: s.EndReason, Title: s.Title,
+	r := SessionRow{ID: s.ID, Source: s.Source, ParentSessionID: s.ParentID, EndReason: s.EndReason, Title: s.Title,
 		MessageCount: s.MessageCount, APICallCount: s.APICallCount, SessionKey: s.SessionKey}
-	if s.EndedAt != nil {
-		t := UnixToRFC3339(*s.EndedAt)
-		r.EndedAt = &t
+	started := s.StartedAt
+	r.StartedAt, r.StartedAtUnix = timeText(s.Started, &started)
+	if !s.Open() {
+		t, unix := timeText(s.Ended, s.EndedAt)
+		r.EndedAt, r.EndedAtUnix = &t, unix
+	}
+	for _, odd := range s.OddValues() {
+		if r.OddValues == nil {
+			r.OddValues = map[string]statedb.Value{}
+		}
+		r.OddValues[odd.Column] = odd.Value
 	}
 	return r
+}
+
+// timeText renders a stored time: RFC 3339 with its Unix value for a number (or, when v was
+// not read, for the number given), else the text as stored (a BLOB as an SQL literal) and no
+// Unix value.
+func timeText(v statedb.Value, number *float64) (string, *float64) {
+	if f, ok := v.Number(); ok {
+		number = &f
+	}
+	switch {
+	case v.Type == statedb.TypeText:
+		return v.Text, nil
+	case v.Type == statedb.TypeBlob:
+		return v.Literal(), nil
+	case number == nil:
+		return "", nil
+	}
+	return UnixToRFC3339(*number), number
+}
+
+// LockExpiry renders a compression lock's expires_at like timeText.
+func LockExpiry(l *statedb.CompressionLock) string {
+	t, _ := timeText(l.Expires, &l.ExpiresAt)
+	return t
 }
 
 // UnixToRFC3339 renders a state.db REAL timestamp as RFC 3339 UTC with microseconds.

@@ -169,7 +169,7 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	}
 	var deletable []statedb.Session
 	for _, g := range ghosts {
-		if len(g.ChildIDs) == 0 {
+		if !g.Kept {
 			deletable = append(deletable, g.Session)
 		}
 	}
@@ -177,25 +177,95 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
-	return pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), deletable, transcripts), nil
+	globs, err := globFindings(r.H.Opts.Home.SessionsDir(), sessionIDs(deletable), transcripts)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, err)
+	}
+	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), deletable, transcripts)
+	res.Findings = append(res.Findings, pickFindings(globs, sessionIDs(deletable))...)
+	return res, nil
 }
 
-// childrenOf maps each ghost with children to their ids.
+// globFindings words ghost.glob-id for each of ids (ghosts to prune, with their own files)
+// that the runtime's request-dump glob reads as a pattern (statedb.GlobID): what that pattern
+// matches of other files, and which of the ghost's own dumps it misses. sessionctl keeps to
+// the literal match, which never reaches another session's files (docs/decisions.md).
+func globFindings(dir string, ids []string, own map[string][]string) (map[string]check.Finding, error) {
+	out := map[string]check.Finding{}
+	for _, id := range ids {
+		if !statedb.GlobID(id) || statedb.UnsafeFileID(id) != "" {
+			continue
+		}
+		runtime, err := statedb.RuntimeDumpFiles(dir, id)
+		if err != nil {
+			return nil, err
+		}
+		mine := map[string]bool{}
+		for _, f := range own[id] {
+			if strings.HasPrefix(filepath.Base(f), "request_dump_") {
+				mine[filepath.Base(f)] = true
+			}
+		}
+		var extra, missed []string
+		matched := map[string]bool{}
+		for _, f := range runtime {
+			name := filepath.Base(f)
+			matched[name] = true
+			if !mine[name] {
+				extra = append(extra, name)
+			}
+		}
+		for f := range mine {
+			if !matched[f] {
+				missed = append(missed, f)
+			}
+		}
+		sort.Strings(missed)
+		msg := fmt.Sprintf("id %q holds glob characters: the runtime removes request_dump_<id>_*.json with a glob built from the id, which here also matches %s and misses %s; sessionctl removes only this ghost's own files, matching the id literally",
+			id, listOrNone(extra, "no other file"), listOrNone(missed, "none of its own"))
+		if statedb.GlobRaises(id) {
+			msg += "; under Python 3.11 or 3.12 the runtime's glob raises on '**' once the rows are deleted, and removes no dump of this ghost or of the ghosts after it"
+		}
+		out[id] = check.Finding{Check: check.GhostGlobID, Severity: check.Warn, Subject: id, Message: msg}
+	}
+	return out, nil
+}
+
+// listOrNone joins names, or says none.
+func listOrNone(names []string, none string) string {
+	if len(names) == 0 {
+		return none
+	}
+	return strings.Join(names, ", ")
+}
+
+// pickFindings returns the findings of ids, in their order.
+func pickFindings(byID map[string]check.Finding, ids []string) []check.Finding {
+	var out []check.Finding
+	for _, id := range ids {
+		if f, ok := byID[id]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// childrenOf maps each kept ghost to the ids of its children.
 func childrenOf(ghosts []statedb.Ghost) map[string][]string {
 	children := map[string][]string{}
 	for _, g := range ghosts {
-		if len(g.ChildIDs) > 0 {
+		if g.Kept {
 			children[g.Session.ID] = g.ChildIDs
 		}
 	}
 	return children
 }
 
-// ghostIDs returns the ids of the ghosts with children (withChildren) or without, in order.
-func ghostIDs(ghosts []statedb.Ghost, withChildren bool) []string {
+// ghostIDs returns the ids of the kept ghosts (kept) or of the others, in order.
+func ghostIDs(ghosts []statedb.Ghost, kept bool) []string {
 	var ids []string
 	for _, g := range ghosts {
-		if (len(g.ChildIDs) > 0) == withChildren {
+		if g.Kept == kept {
 			ids = append(ids, g.Session.ID)
 		}
 	}
@@ -226,6 +296,10 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
+	globs, err := globFindings(r.H.Opts.Home.SessionsDir(), deletable, files)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, err)
+	}
 	return r.batches(ctx, deletable, res, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
@@ -237,7 +311,9 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			transcripts = pick(files, changedSessionIDs(changes, true))
 			return flatten(transcripts), nil
 		})
-		return batchStep{tx, pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts), pr.Remaining}, err
+		report := pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts)
+		report.Findings = append(report.Findings, pickFindings(globs, changedSessionIDs(pr.Changes, true))...)
+		return batchStep{tx, report, pr.Remaining}, err
 	})
 }
 
@@ -258,7 +334,7 @@ func pruneReport(kept []string, children map[string][]string, deleted []statedb.
 	var res Outcome
 	for _, id := range kept {
 		res.Findings = append(res.Findings, check.Finding{Check: check.GhostHasChildren, Severity: check.Warn, Subject: id,
-			Message: fmt.Sprintf("has %d child session(s): kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
+			Message: fmt.Sprintf("has %d child session(s), not all of them ghosts pruned with it: kept (the runtime's DELETE would fail on the foreign key)", len(children[id]))})
 	}
 	for _, s := range deleted {
 		if why := statedb.UnsafeFileID(s.ID); why != "" {
