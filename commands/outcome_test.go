@@ -247,3 +247,66 @@ func TestOutcomeUndoKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeUndoFileOnlyFails: an undo whose only pending target is the counts file, replaced
+// but not synced (injected), changed the home: exit 6 with its journal kept, not exit 5.
+func TestOutcomeUndoFileOnlyFails(t *testing.T) {
+	home := fixtureHome(t, outcomeGenJSON)
+	cmd := childCmd(t, 0, "--home", home, "--now", fixtureNow, "--json", "suspend-stuck", "--apply")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("suspend-stuck: %v", err)
+	}
+	var applied struct {
+		Journals []string `json:"journals"`
+		Changes  []struct{ Target string }
+	}
+	if err := json.Unmarshal(out, &applied); err != nil || len(applied.Journals) != 1 {
+		t.Fatalf("suspend-stuck envelope: %v %s", err, out)
+	}
+	for _, c := range applied.Changes { // put every entry back: only the counts file is left to undo
+		if key, ok := strings.CutSuffix(c.Target, "/suspended"); ok {
+			if code, envl, stderr := runOutcome(t, nil, home, "unsuspend", key, "--apply"); code != ExitOK {
+				t.Fatalf("unsuspend %s: exit %d %+v: %s", key, code, envl, stderr)
+			}
+		}
+	}
+	fault := []string{sessionsjson.FaultPointEnv + "=" + sessionsjson.FaultAfterRename + ":fail"}
+	code, envl, stderr := runOutcome(t, fault, home, "undo", applied.Journals[0], "--apply")
+	assertPartial(t, code, envl, stderr)
+}
+
+// TestOutcomeUndoTwiceWritesNothing: undoing a state.db journal a second time finds every row
+// at its before-image: nothing applied, no new journal.
+func TestOutcomeUndoTwiceWritesNothing(t *testing.T) {
+	home := fixtureHome(t, outcomeGenDB)
+	code, envl, stderr := runOutcome(t, nil, home, "prune-ghosts", "--apply")
+	if code != ExitOK || len(envl.Journals) != 1 {
+		t.Fatalf("prune-ghosts: exit %d %+v: %s", code, envl, stderr)
+	}
+	if code, envl, stderr := runOutcome(t, nil, home, "undo", envl.Journals[0], "--apply"); code != ExitOK || !envl.Applied {
+		t.Fatalf("undo: exit %d %+v: %s", code, envl, stderr)
+	}
+	before := journals(t, home)
+	code, again, stderr := runOutcome(t, nil, home, "undo", envl.Journals[0], "--apply")
+	if code != ExitOK || again.Applied || len(again.Journals) != 0 {
+		t.Fatalf("undo again: exit %d %+v: %s; want nothing applied", code, again, stderr)
+	}
+	if after := journals(t, home); len(after) != len(before) {
+		t.Errorf("undo again wrote a journal: %v", after)
+	}
+	compareDump(t, dumpHome(t, home), loadExpected(t, outcomeGenDB, "before"))
+}
+
+// TestOutcomeInfiniteTime: a ghost whose started_at is -Infinity (a REAL SQLite holds; the
+// ghost predicate selects it) is pruned and reported in one valid envelope, its time as text.
+func TestOutcomeInfiniteTime(t *testing.T) {
+	home := fixtureHome(t, outcomeGenJSON)
+	execSQL(t, filepath.Join(home, "state.db"), "INSERT INTO sessions (id, source, started_at, ended_at) VALUES ('ghostinf', 'tui', -9e999, 5.0)")
+	for _, args := range [][]string{{"prune-ghosts"}, {"prune-ghosts", "--apply"}} {
+		code, envl, stderr := runOutcome(t, nil, home, args...)
+		if code != ExitOK || envl.Error != nil {
+			t.Fatalf("%v: exit %d %+v: %s", args, code, envl, stderr)
+		}
+	}
+}

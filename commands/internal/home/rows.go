@@ -185,6 +185,12 @@ func timeText(v statedb.Value, number *float64) (string, *float64) {
 		return v.Literal(), nil
 	case number == nil:
 		return "", nil
+	case math.IsInf(*number, 1):
+		return "Infinity", nil // no RFC 3339 time and no JSON number: shown as Python writes it
+	case math.IsInf(*number, -1):
+		return "-Infinity", nil
+	case math.IsNaN(*number):
+		return "NaN", nil
 	}
 	return UnixToRFC3339(*number), number
 }

@@ -83,12 +83,12 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 	rep.Findings = before
 	if rep.Data.Changed > 0 {
 		if rep.Findings, err = checkOnce(ctx, o); err != nil {
-			return nil, err
+			return nil, stopped(rep.outcome(), err) // the steps' journals are named all the same
 		}
 	}
 	rep.Findings, rep.Data.Ignored = split(append(rep.Findings, notes...), opts.Ignore)
 	if rep.Home, err = home.Open(ctx, o, home.Survey); err != nil {
-		return nil, err
+		return nil, stopped(rep.outcome(), err)
 	}
 	return rep, nil
 }

@@ -69,9 +69,12 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return Outcome{}, failure.Mark(failure.Write, err)
 	}
 	applied, err := restore(ctx, r, inv)
-	if err != nil && !applied {
+	if !applied {
 		_ = os.Remove(undoPath) // nothing changed: the journal would describe a change that never happened
-		return Outcome{}, err
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{}, nil // every row was at its before-image already: nothing to undo
 	}
 	res.Applied, res.Journals = true, []string{undoPath}
 	if err != nil {
@@ -178,28 +181,36 @@ func currentEntryRaw(h *home.Home, store, key string) []byte {
 // then routing entries, then files. applied reports whether anything was written before an
 // error.
 func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, err error) {
+	rows := 0
 	if len(inv.Rows) > 0 {
-		if err := restoreRows(ctx, r, inv.Rows); err != nil {
+		if rows, err = restoreRows(ctx, r, inv.Rows); err != nil {
 			return false, err
 		}
 	}
-	if changed, err := restoreRouting(ctx, r, inv.Routing); err != nil {
-		return len(inv.Rows) > 0 || changed, err
+	applied = rows > 0
+	changed, err := restoreRouting(ctx, r, inv.Routing)
+	applied = applied || changed
+	if err != nil {
+		return applied, err
 	}
-	if err := restoreFiles(inv.Files); err != nil {
-		return len(inv.Rows) > 0 || len(inv.Routing) > 0, failure.Mark(failure.Write, err)
+	changed, err = restoreFiles(inv.Files)
+	applied = applied || changed
+	if err != nil {
+		return applied, failure.Mark(failure.Write, err)
 	}
-	return true, nil
+	return applied, nil
 }
 
 // restoreFiles gives every file its after side, then makes the moves durable and removes a
-// stash directory left empty.
-func restoreFiles(files []journal.FileImage) error {
+// stash directory left empty. changed reports whether any file was written, moved or
+// replaced (an unsynced replacement included), also when it fails.
+func restoreFiles(files []journal.FileImage) (changed bool, err error) {
 	dirs, stashes := map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		if err := restoreFile(f); err != nil {
-			return err
+			return changed || errors.Is(err, sessionsjson.ErrNotDurable), err
 		}
+		changed = true
 		dirs[filepath.Dir(f.Path)] = true
 		for _, stash := range []string{f.BeforeStash, f.AfterStash} {
 			if stash != "" {
@@ -212,7 +223,7 @@ func restoreFiles(files []journal.FileImage) error {
 			dirs[d] = true
 		}
 	}
-	return journal.SyncDirs(sortedKeys(dirs)...)
+	return changed, journal.SyncDirs(sortedKeys(dirs)...)
 }
 
 func sortedKeys(set map[string]bool) []string {
@@ -237,23 +248,26 @@ func restoreFile(f journal.FileImage) error {
 	}
 }
 
-func restoreRows(ctx context.Context, r *Run, changes []statedb.RowChange) error {
+// restoreRows restores the rows in one transaction and returns how many it wrote (rows already
+// at their desired image are left alone).
+func restoreRows(ctx context.Context, r *Run, changes []statedb.RowChange) (int, error) {
 	rows := make([]statedb.RowRestore, 0, len(changes))
 	for _, c := range changes {
 		rows = append(rows, statedb.RowRestore{Table: c.Table, Key: c.Key, Expected: c.Before, Desired: c.After})
 	}
 	db, err := statedb.OpenWrite(ctx, r.H.Opts.Home.StateDB())
 	if err != nil {
-		return failure.Mark(failure.Data, fmt.Errorf("open state.db for writing: %w", err))
+		return 0, failure.Mark(failure.Data, fmt.Errorf("open state.db for writing: %w", err))
 	}
 	defer db.Close()
-	if _, _, err := db.RestoreRows(ctx, rows); err != nil {
-		if errors.Is(err, statedb.ErrConflict) {
-			return failure.Mark(failure.Refused, fmt.Errorf("%w: %v", ErrUndoConflict, err))
-		}
-		return failure.Mark(failure.Write, fmt.Errorf("restore rows: %w (rolled back)", err))
+	restored, _, err := db.RestoreRows(ctx, rows)
+	if errors.Is(err, statedb.ErrConflict) {
+		return 0, failure.Mark(failure.Refused, fmt.Errorf("%w: %v", ErrUndoConflict, err))
 	}
-	return nil
+	if err != nil {
+		return 0, failure.Mark(failure.Write, fmt.Errorf("restore rows: %w (rolled back)", err))
+	}
+	return restored, nil
 }
 
 func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (changed bool, err error) {
