@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
@@ -132,7 +133,7 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 			if skip.Check == check.MaintainWritesRefused {
 				rep.Data.Refused = true
 			}
-			if skip.Check != "" && !hasFinding(notes, *skip) {
+			if skip.Check != "" && !slices.Contains(notes, *skip) {
 				notes = append(notes, *skip)
 			}
 			continue
@@ -170,6 +171,7 @@ func runStep(ctx context.Context, o home.Options, opts Options, step maintainSte
 	if err != nil {
 		return Outcome{}, nil, err
 	}
+	// maintain holds the lock for the whole run: a non-nil release tells Run.lock it is held.
 	r := &Run{H: h, Options: opts, release: func() error { return nil }}
 	defer r.Close()
 	if skip := stepSkip(r, step); skip != nil {
@@ -222,21 +224,14 @@ func split(findings []check.Finding, ignore map[check.ID]bool) (kept, ignored []
 
 // Refusal is why maintain's writes were refused, "" when they were not.
 func (rep *MaintainReport) Refusal() string {
-	for _, f := range append(rep.Findings, rep.Data.Ignored...) {
-		if f.Check == check.MaintainWritesRefused {
-			return f.Message
+	for _, list := range [][]check.Finding{rep.Findings, rep.Data.Ignored} {
+		for _, f := range list {
+			if f.Check == check.MaintainWritesRefused {
+				return f.Message
+			}
 		}
 	}
 	return ""
-}
-
-func hasFinding(list []check.Finding, f check.Finding) bool {
-	for _, g := range list {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }
 
 // checkOnce runs every check on a freshly opened home.
