@@ -611,6 +611,11 @@ func (e *Entry) originPlatform(platform, chatID []byte) bool {
 		return false
 	}
 	p, ok := e.rules.Platforms.Resolve(platform, e.rules.NormalisePlatform)
+	if !ok && !e.rules.Verified() {
+		// a newer generation's platforms are not known: no skip is claimed for one sessionctl
+		// cannot resolve (its runtime may well load it), and the entry is read as it stands
+		p, ok = pyStr(platform), true
+	}
 	switch {
 	case !ok:
 		e.OriginPlatform = pyStr(platform)

@@ -81,6 +81,14 @@ type Rules struct {
 	WritesAllowed bool
 }
 
+// Verified reports whether the rules are a known generation's own, each checked against
+// that generation's runtime. A generation newer than the table (GenNewer) borrows the newest
+// known generation's rules so that its stores can be read, but what its runtime does is not
+// verified: sessionctl then claims no runtime behaviour from them (no skipped entry, no
+// next-start preview, no field dropped on save) and writes nothing. Every row of the table
+// is verified and writable, and only rows are: the two facts coincide (WritesAllowed).
+func (r Rules) Verified() bool { return r.WritesAllowed }
+
 // generationRow is one generation's facts: the schema versions it wrote and its rules.
 type generationRow struct {
 	minSchema, maxSchema int

@@ -30,8 +30,10 @@ type Finding struct {
 const (
 	SessionsJSONUnreadable  ID = "sessions-json.unreadable"
 	SessionsJSONLeftoverTmp ID = "sessions-json.leftover-tmp"
+	SessionsJSONNewer       ID = "sessions-json.newer"
 	EntrySkipped            ID = "entry.skipped"
 	EntryPathUnsafe         ID = "entry.path-unsafe"
+	EntryUnreadable         ID = "entry.unreadable"
 	EntryAwareTimestamp     ID = "entry.aware-timestamp"
 	EntryFutureTimestamp    ID = "entry.future-timestamp"
 	EntryKeyMismatch        ID = "entry.key-mismatch"
@@ -68,6 +70,7 @@ const (
 	DBBadModelConfig        ID = "db.malformed-model-config"
 	DBOddValue              ID = "db.odd-value"
 	GatewayRunning          ID = "gateway.running"
+	StartPreviewUnknown     ID = "start.preview-unknown"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
 )
@@ -92,7 +95,7 @@ var All = []ID{
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
-	MaintainWritesRefused,
+	MaintainWritesRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 

@@ -130,7 +130,7 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 		}
 		if skip != nil {
 			rep.Data.Skipped = append(rep.Data.Skipped, step.name)
-			if skip.Check == check.MaintainWritesRefused {
+			if skip.Check == check.MaintainWritesRefused && opts.Apply {
 				rep.Data.Refused = true
 			}
 			if skip.Check != "" && !slices.Contains(notes, *skip) {
@@ -181,10 +181,12 @@ func runStep(ctx context.Context, o home.Options, opts Options, step maintainSte
 	return res, nil, err
 }
 
-// stepSkip decides whether a step runs on this home.
+// stepSkip decides whether a step runs on this home. On a generation newer than sessionctl
+// knows no step runs, not even as a plan: each would apply rules its runtime may no longer
+// follow, and nothing planned could be written.
 func stepSkip(r *Run, step maintainStep) *check.Finding {
 	h := r.H
-	if r.Apply {
+	if r.Apply || !h.Rules.Verified() {
 		if err := r.CheckWritable(); err != nil {
 			return &check.Finding{Check: check.MaintainWritesRefused, Severity: check.Error, Subject: "maintain",
 				Message: strings.Join(strings.Fields(err.Error()), " ") + ": every repair skipped; upgrade sessionctl"}

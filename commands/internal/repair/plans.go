@@ -41,6 +41,9 @@ func checkKeys(h *home.Home, keys []string) error {
 // is left alone.
 func editable(h *home.Home, key string) (*sessionsjson.Entry, *check.Finding) {
 	e := h.Entry(key)
+	if e.Skip != "" && !h.Rules.Verified() { // a newer generation: no skip is claimed
+		return nil, &check.Finding{Check: check.EntryUnreadable, Severity: check.Warn, Subject: key, Message: "this sessionctl cannot read this entry (" + e.Skip + "); not edited"}
+	}
 	if e.Skip != "" {
 		return nil, &check.Finding{Check: check.EntrySkipped, Severity: check.Warn, Subject: key, Message: "the runtime skips this entry (" + e.Skip + "); not edited"}
 	}
