@@ -64,6 +64,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,
 			"fixture":   cmdFixture,
+			"synthetic": cmdSynthetic,
 			"waitfile":  cmdWaitFile,
 			"dumpmatch": cmdDumpMatch,
 			"sqlexec":   cmdSQLExec,
@@ -100,6 +101,15 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: fixture GEN DIR")
 	}
 	fixtureHomeAt(ts, fullGeneration(ts, args[0]), ts.MkAbs(args[1]))
+}
+
+// cmdSynthetic copies the synthetic v30 home (testdata/synthetic-v30), relocated:
+// `synthetic DIR`.
+func cmdSynthetic(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: synthetic DIR")
+	}
+	syntheticHomeAt(ts, ts.MkAbs(args[0]))
 }
 
 // cmdDumpMatch compares a home's dump with a fixture's expected dump:
