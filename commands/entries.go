@@ -167,7 +167,7 @@ func entryFlags(h *home.Home, r home.EntryRow) string {
 		s += check.SkipFlag(h) + r.Skip
 	}
 	if r.Legacy {
-		s = strings.TrimSpace(s + " legacy: only in sessions.json, imported at the next start")
+		s = strings.TrimSpace(s + " legacy: only in sessions.json" + check.LegacyFlagNote(h))
 	}
 	if s == "" {
 		return "-"
@@ -240,7 +240,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 func printEntry(o *options, h *home.Home, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {
 	fmt.Fprintf(o.stdout, "key  %s\n", e.Key)
 	if h.IsLegacy(e.Key) {
-		fmt.Fprintln(o.stdout, "legacy entry: only in sessions.json, not in gateway_routing; the runtime imports it at its next load")
+		fmt.Fprintln(o.stdout, "legacy entry: only in sessions.json, not in gateway_routing"+check.LegacyNote(h))
 	}
 	if e.Skip != "" {
 		fmt.Fprintf(o.stdout, "%s: %s\n", check.SkipLabel(h), e.Skip)

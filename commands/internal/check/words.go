@@ -66,3 +66,14 @@ func SkipFlag(h *home.Home) string {
 func UnknownFieldsNote(h *home.Home) string {
 	return say(h, "kept by sessionctl, dropped by the runtime's next save", "fields this sessionctl does not know; it keeps them")
 }
+
+// LegacyFlagNote ends the entries list's flag of a legacy entry (only in sessions.json on a
+// db-primary home): what the runtime does with it, on a generation sessionctl knows.
+func LegacyFlagNote(h *home.Home) string {
+	return say(h, ", imported at the next start", "")
+}
+
+// LegacyNote ends entries show's line on a legacy entry (see LegacyFlagNote).
+func LegacyNote(h *home.Home) string {
+	return say(h, "; the runtime imports it at its next load", "")
+}
