@@ -173,9 +173,10 @@ type Entry struct {
 	// Finalized is expiry_finalized, falling back to memory_flushed (memory_flushed on r0418).
 	Finalized bool
 
-	typeError bool
-	raw       []byte // the value, without surrounding whitespace
-	rules     *Rules
+	typeError   bool
+	turnStarted *Timestamp // the active-turn marker's start (r0817), nil without a valid marker
+	raw         []byte     // the value, without surrounding whitespace
+	rules       *Rules
 }
 
 // rawField is one member of an object as written: the quoted name and the value bytes.
@@ -598,6 +599,7 @@ func (e *Entry) plainFields(v *entryView) {
 	e.Finalized = truthy(finalizedRaw(v, e.rules.FinalizedFlag))
 	e.LastPromptTokens = v[rankLastPromptTokens]
 	e.lastResume(v[rankLastResumeMarked])
+	e.turnStarted = turnMarker(v[rankTurnToken], v[rankTurnStartedAt])
 }
 
 // sessionKey decodes session_key, sharing Key's string when they are equal (the usual case).
@@ -626,6 +628,25 @@ func (e *Entry) lastResume(raw []byte) {
 		}
 	}
 	e.LastResumeMalformed = true
+}
+
+// turnMarker is r0817's from_dict of the active-turn pair: the start time when the token is
+// a non-empty string and the time parses, else nil (a partial or malformed pair is nulled).
+func turnMarker(token, started []byte) *Timestamp {
+	if len(token) <= 2 || token[0] != '"' || !isoString(started) {
+		return nil
+	}
+	ts, _ := ParseISO(decodeString(started))
+	return &ts
+}
+
+// TurnStartedAt returns the start of the turn the entry's active-turn marker says is running
+// (r0817: active_turn_token and active_turn_started_at), and whether it has a valid one.
+func (e *Entry) TurnStartedAt() (Timestamp, bool) {
+	if e.turnStarted == nil {
+		return Timestamp{}, false
+	}
+	return *e.turnStarted, true
 }
 
 func stringValue(raw []byte) string {
