@@ -284,7 +284,7 @@ func TestNewerSyntheticReads(t *testing.T) {
 		t.Errorf("entries show line: skipped %v, unknown fields %v", show["skipped_by_runtime"], show["unknown_fields"])
 	}
 	_, text, _ = runCLI(t, "--home", home, "--now", syntheticNow, "entries", "show", "agent:main:line:dm:Uabc123")
-	if !strings.Contains(text, "unknown fields (fields this sessionctl does not know; it keeps them): [metadata ") ||
+	if !strings.Contains(text, "unknown fields (fields this sessionctl does not know; it keeps them): [had_any_turn ") ||
 		strings.Contains(text, "SKIPPED") || strings.Contains(text, "dropped") {
 		t.Errorf("entries show line:\n%s", text)
 	}

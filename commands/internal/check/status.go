@@ -82,7 +82,7 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 		Gateway:       h.Gateway.Detail,
 	}
 	if d.NextStartUnknown = PreviewUnknown(h); d.NextStartUnknown == "" {
-		d.NextStart = PreviewStart(h, rows)
+		d.NextStart = PreviewStart(h, rows, h.Recoveries(ctx, rows))
 	}
 	d.Counts = routingCounts(h)
 	if h.DB != nil {
