@@ -36,6 +36,13 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, dbFindings...)
+	if verified(h) { // on a newer generation they would say what its runtime's open and start do
+		more, err := r0817Findings(ctx, h, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
 	out = append(out, newer(h)...)
 	out = append(out, gateway(h, out)...)
 	return out, nil
