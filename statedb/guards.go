@@ -168,8 +168,8 @@ func ReadRepairLedger(path string) (RepairLedger, error) {
 		return RepairLedger{}, err
 	}
 	var raw struct {
-		Fingerprint    *string      `json:"fingerprint"`
-		FailedAttempts *json.Number `json:"failed_attempts"`
+		Fingerprint    *string         `json:"fingerprint"`
+		FailedAttempts json.RawMessage `json:"failed_attempts"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -182,7 +182,7 @@ func ReadRepairLedger(path string) (RepairLedger, error) {
 	if raw.Fingerprint == nil || raw.FailedAttempts == nil {
 		return RepairLedger{}, errors.New(`"fingerprint" (string) and "failed_attempts" (integer) are required`)
 	}
-	n, err := raw.FailedAttempts.Int64()
+	n, err := json.Number(raw.FailedAttempts).Int64() // a JSON integer; a string or a fraction is not
 	if err != nil {
 		return RepairLedger{}, fmt.Errorf(`"failed_attempts" is not an integer: %s`, raw.FailedAttempts)
 	}
@@ -293,13 +293,24 @@ func (db *DB) CheckMessageWrites(ctx context.Context) error {
 	if err != nil {
 		return classify("read the virtual tables", err, false)
 	}
+	fts5, err := queryStrings(ctx, db.sql, `SELECT name FROM sqlite_master
+		WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING%fts5%' ORDER BY name`)
+	if err != nil {
+		return classify("read the virtual tables", err, false)
+	}
 	for _, t := range triggers {
 		name, body, _ := strings.Cut(t, "\n")
 		for _, vt := range vtabs {
 			if !strings.Contains(strings.ToLower(body), strings.ToLower(vt)) {
 				continue
 			}
-			if _, err := queryStrings(ctx, db.sql, "SELECT 1 FROM "+quoteIdent(vt)+" LIMIT 0"); err != nil {
+			// FTS5 loads its tokenizer only when it first tokenizes: a MATCH does, a plain
+			// read of the index does not.
+			probe := "SELECT 1 FROM " + quoteIdent(vt) + " LIMIT 0"
+			if slices.Contains(fts5, vt) {
+				probe = "SELECT 1 FROM " + quoteIdent(vt) + " WHERE " + quoteIdent(vt) + " MATCH 'sessionctl' LIMIT 1"
+			}
+			if _, err := queryStrings(ctx, db.sql, probe); err != nil {
 				return fmt.Errorf("trigger %s on messages writes %s, which this sessionctl cannot open (%v; the CJK index needs the runtime's libfts5_cjk.so): refusing an operation that changes messages rows; the runtime does it, or drops the CJK triggers when it cannot load the tokenizer: %w",
 					name, vt, err, ErrMessageTriggers)
 			}
