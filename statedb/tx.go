@@ -30,8 +30,8 @@ var writePatience = defaultPatience
 // TxStats describes how a write transaction went, for reporting.
 type TxStats struct {
 	Attempts int           // BEGIN IMMEDIATE attempts (1 when the first one committed)
-	Waited   time.Duration // time spent before the committed attempt (busy waits and sleeps)
-	Held     time.Duration // time the committed attempt held the write lock
+	Waited   time.Duration // time spent before the committed attempt took the lock (busy waits and sleeps)
+	Held     time.Duration // time the committed attempt held the write lock (BEGIN IMMEDIATE to COMMIT)
 }
 
 // WithImmediateTx runs fn in one BEGIN IMMEDIATE transaction, the way the runtime's
@@ -49,11 +49,13 @@ func (db *DB) WithImmediateTx(ctx context.Context, fn func(tx *sql.Tx) error) (T
 	err := patiently(ctx, func() error {
 		stats.Attempts++
 		attemptStart := time.Now()
-		if err := db.attempt(ctx, fn); err != nil {
+		locked := attemptStart // when BEGIN IMMEDIATE returned: the busy wait ends there
+		if err := db.attempt(ctx, fn, &locked); err != nil {
 			stats.Waited += time.Since(attemptStart)
 			return err
 		}
-		stats.Held = time.Since(attemptStart)
+		stats.Waited += locked.Sub(attemptStart)
+		stats.Held = time.Since(locked)
 		return nil
 	}, &stats.Waited)
 	if errors.Is(err, ErrBusy) {
@@ -94,12 +96,13 @@ func retrySleep(elapsed time.Duration) time.Duration {
 }
 
 // attempt runs one BEGIN IMMEDIATE … COMMIT, with the fault points FaultBeforeCommit and
-// FaultAfterCommit on either side of the COMMIT.
-func (db *DB) attempt(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// FaultAfterCommit on either side of the COMMIT; *locked is set when BEGIN took the lock.
+func (db *DB) attempt(ctx context.Context, fn func(tx *sql.Tx) error, locked *time.Time) error {
 	tx, err := db.sql.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock=immediate
 	if err != nil {
 		return fmt.Errorf("begin immediate: %w", err)
 	}
+	*locked = time.Now()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
