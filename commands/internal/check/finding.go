@@ -70,6 +70,7 @@ const (
 	GatewayRunning          ID = "gateway.running"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
+	MaintainStepRefused     ID = "maintain.step-refused"
 )
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
@@ -92,7 +93,7 @@ var All = []ID{
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
-	MaintainWritesRefused,
+	MaintainWritesRefused, MaintainStepRefused,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 
