@@ -324,7 +324,7 @@ func TestCheckMessageWritesCJK(t *testing.T) {
 	}
 
 	path := copyDB(t, guardGen)
-	AddCJKIndexForTest(t, path)
+	addCJKIndex(t, path)
 	raw := rawDB(t, path)
 	if _, err := raw.Exec("DELETE FROM messages WHERE id = (SELECT MIN(id) FROM messages)"); err == nil || !strings.Contains(err.Error(), "cjk_unicode61") {
 		t.Fatalf("a messages delete under the CJK triggers: %v, want a tokenizer error", err)
@@ -349,7 +349,7 @@ func TestCheckMessageWritesCJK(t *testing.T) {
 	checkCJKIntact(t, path)
 
 	cascading := copyDB(t, guardGen)
-	AddCJKIndexForTest(t, cascading)
+	addCJKIndex(t, cascading)
 	rewriteSchemaSQL(t, cascading, "messages", "REFERENCES sessions(id)", "REFERENCES sessions(id) ON DELETE CASCADE")
 	if err := openRO(t, cascading).CheckSessionDeletes(ctx); !errors.Is(err, ErrMessageTriggers) {
 		t.Fatalf("CheckSessionDeletes with messages cascading: %v", err)
@@ -372,16 +372,17 @@ func checkCJKIntact(t *testing.T, path string) {
 	}
 }
 
-// AddCJKIndexForTest adds the r0817 CJK index to the database at path, as a runtime that
-// loaded libfts5_cjk.so creates it, then names the tokenizer it was built with
-// cjk_unicode61 (the table is created with unicode61, which every FTS5 has).
-func AddCJKIndexForTest(t testing.TB, path string) {
+// addCJKIndex adds the r0817 CJK index to the database at path, as a runtime that
+// loaded libfts5_cjk.so creates it (testdata/sql/cjk_index.sql), then names the tokenizer it
+// was built with cjk_unicode61 (the table is created with unicode61, which every FTS5 has).
+func addCJKIndex(t testing.TB, path string) {
 	t.Helper()
-	raw := rawDB(t, path)
-	for _, q := range cjkDDL {
-		mustExec(t, raw, q)
+	ddl, err := os.ReadFile(filepath.Join("..", "testdata", "sql", "cjk_index.sql"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	mustExec(t, raw, "INSERT INTO messages_fts_cjk(messages_fts_cjk) VALUES('rebuild')")
+	raw := rawDB(t, path)
+	mustExec(t, raw, string(ddl))
 	raw.Close()
 	rewriteSchemaSQL(t, path, "messages_fts_cjk", "tokenize='unicode61'", "tokenize='cjk_unicode61'")
 }
@@ -406,42 +407,6 @@ func rewriteSchemaSQL(t testing.TB, path, name, old, new string) {
 	}
 	mustExec(t, raw, fmt.Sprintf("PRAGMA schema_version = %d", cookie+1))
 	mustExec(t, raw, "PRAGMA writable_schema = OFF")
-}
-
-// cjkDDL is the CJK index of statedb.md §2.8 (r0817, f13f84511), tokenizer unicode61.
-var cjkDDL = []string{
-	`CREATE VIEW IF NOT EXISTS messages_fts_cjk_src AS
-    SELECT id, role, content, tool_name, tool_calls FROM messages WHERE role <> 'tool'`,
-	`CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_cjk USING fts5(
-    content, tool_name, tool_calls, content='messages_fts_cjk_src', content_rowid='id', tokenize='unicode61')`,
-	`CREATE TRIGGER IF NOT EXISTS messages_fts_cjk_insert AFTER INSERT ON messages
-WHEN new.role <> 'tool'
-   AND (new.id > COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_cjk_rebuild_high_water'), -1)
-     OR new.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_cjk_rebuild_progress'), -1))
-BEGIN
-    INSERT INTO messages_fts_cjk(rowid, content, tool_name, tool_calls)
-    VALUES (new.id, new.content, new.tool_name, new.tool_calls);
-END`,
-	`CREATE TRIGGER IF NOT EXISTS messages_fts_cjk_delete AFTER DELETE ON messages
-WHEN old.role <> 'tool'
-   AND (old.id > COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_cjk_rebuild_high_water'), -1)
-     OR old.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_cjk_rebuild_progress'), -1))
-BEGIN
-    INSERT INTO messages_fts_cjk(messages_fts_cjk, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id, old.content, old.tool_name, old.tool_calls);
-END`,
-	`CREATE TRIGGER IF NOT EXISTS messages_fts_cjk_update
-AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
-WHEN (old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name
-    OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role)
-   AND (old.id > COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_cjk_rebuild_high_water'), -1)
-     OR old.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_cjk_rebuild_progress'), -1))
-BEGIN
-    INSERT INTO messages_fts_cjk(messages_fts_cjk, rowid, content, tool_name, tool_calls)
-    SELECT 'delete', old.id, old.content, old.tool_name, old.tool_calls WHERE old.role <> 'tool';
-    INSERT INTO messages_fts_cjk(rowid, content, tool_name, tool_calls)
-    SELECT new.id, new.content, new.tool_name, new.tool_calls WHERE new.role <> 'tool';
-END`,
 }
 
 // TestWritePatience: a write blocked by another connection's write lock waits (time-based,
