@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -476,5 +478,58 @@ func TestRetrySleep(t *testing.T) {
 		if d := retrySleep(2 * time.Second); d < 250*time.Millisecond || d > time.Second {
 			t.Fatalf("slow stage: %v", d)
 		}
+	}
+}
+
+// TestNoJournalModeOrCheckpointWrites scans the module's sources (Go, testscripts, SQL):
+// sessionctl never sets the journal mode (no PRAGMA journal_mode=…, no DSN journal-mode
+// parameter, no locking_mode), and every explicit checkpoint is PASSIVE (runtime-v26.md §4.1,
+// §4.8). Only the home generator and the sqlexec test, which create new databases standing in
+// for the runtime (whose default is WAL), set a journal mode.
+func TestNoJournalModeOrCheckpointWrites(t *testing.T) {
+	setsMode := regexp.MustCompile(`(?i)journal_mode\s*[=(]\s*['"]?[a-z]|[?&]_journal|locking_mode\s*[=(]`)
+	checkpoint := regexp.MustCompile(`(?i)wal_checkpoint\s*\(\s*['"]?(\w*)`)
+	creators := map[string]bool{"scripts/genhome/db.go": true, "scripts/sqlexec/main_test.go": true}
+	root := ".."
+	scanned := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." || rel == "testdata/fixtures" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".txtar", ".sql", ".sh":
+		default:
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		scanned++
+		for i, line := range strings.Split(string(data), "\n") {
+			if setsMode.MatchString(line) && !creators[rel] {
+				t.Errorf("%s:%d sets the journal or locking mode: %s", rel, i+1, strings.TrimSpace(line))
+			}
+			for _, m := range checkpoint.FindAllStringSubmatch(line, -1) {
+				if !strings.EqualFold(m[1], "PASSIVE") {
+					t.Errorf("%s:%d checkpoints other than PASSIVE: %s", rel, i+1, strings.TrimSpace(line))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scanned < 100 {
+		t.Fatalf("scanned only %d files under %s", scanned, root)
 	}
 }
