@@ -40,6 +40,10 @@ const (
 	fieldMemoryFlushed    = "memory_flushed"
 	fieldExpiryFinalized  = "expiry_finalized"
 	fieldLastResumeMarked = "last_resume_marked_at"
+	fieldMetadata         = "metadata"
+	fieldTurnToken        = "active_turn_token"
+	fieldTurnStartedAt    = "active_turn_started_at"
+	fieldPrevSessionID    = "prev_session_id"
 )
 
 // Ranks of the fields the loader reads, in entryFieldOrder (and knownName) numbering.
@@ -51,25 +55,60 @@ const (
 	rankDisplayName      = 4
 	rankPlatform         = 5
 	rankChatType         = 6
-	rankLastPromptTokens = 12
-	rankMemoryFlushed    = 15
-	rankExpiryFinalized  = 16
-	rankSuspended        = 17
-	rankResumePending    = 18
-	rankResumeReason     = 19
-	rankLastResumeMarked = 20
-	rankOrigin           = 26
+	rankMetadata         = 7
+	rankLastPromptTokens = 13
+	rankMemoryFlushed    = 16
+	rankExpiryFinalized  = 17
+	rankSuspended        = 18
+	rankResumePending    = 19
+	rankResumeReason     = 20
+	rankLastResumeMarked = 21
+	rankTurnToken        = 22
+	rankTurnStartedAt    = 23
+	rankPrevSessionID    = 28
+	rankOrigin           = 30
 )
 
-// entryFieldOrder is SessionEntry.to_dict output order across all generations.
+// entryFieldOrder is SessionEntry.to_dict output order across all generations; each
+// generation writes the subset its Rules.Fields holds.
 var entryFieldOrder = [...]string{
 	"session_key", "session_id", "created_at", "updated_at", "display_name", "platform",
-	"chat_type", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+	"chat_type", fieldMetadata, "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
 	"total_tokens", "last_prompt_tokens", "estimated_cost_usd", "cost_status",
 	fieldMemoryFlushed, fieldExpiryFinalized, "suspended", "resume_pending", "resume_reason",
-	fieldLastResumeMarked, "is_fresh_reset", "was_auto_reset", "auto_reset_reason",
-	"reset_had_activity", fieldModelOverride, fieldOrigin,
+	fieldLastResumeMarked, fieldTurnToken, fieldTurnStartedAt, "is_fresh_reset", "was_auto_reset",
+	"auto_reset_reason", "reset_had_activity", fieldPrevSessionID, fieldModelOverride, fieldOrigin,
 }
+
+// FieldSet is a set of SessionEntry fields, by to_dict rank.
+type FieldSet uint64
+
+// fieldSetOf returns the set of the named fields (each must be in entryFieldOrder).
+func fieldSetOf(names ...string) FieldSet {
+	var s FieldSet
+	for _, n := range names {
+		s |= 1 << entryFieldRank[n]
+	}
+	return s
+}
+
+// without returns s minus the named fields.
+func (s FieldSet) without(names ...string) FieldSet {
+	return s &^ fieldSetOf(names...)
+}
+
+// has reports whether the set holds the field of to_dict rank r.
+func (s FieldSet) has(r int) bool { return r >= 0 && r < 64 && s&(1<<r) != 0 }
+
+// The fields each generation's SessionEntry.to_dict writes (gateway/session.py).
+var (
+	// fieldsR0817: 481156139 adds metadata (ad4034711), active_turn_token and
+	// active_turn_started_at (6774760b6, PR #81264) and prev_session_id (91799405a).
+	fieldsR0817 = fieldSetOf(entryFieldOrder[:]...)
+	// fieldsR0715: what every generation up to r0715 reads or writes (memory_flushed, r0418's
+	// flag, stays a fallback of from_dict later).
+	fieldsR0715 = fieldsR0817.without(fieldMetadata, fieldTurnToken, fieldTurnStartedAt, fieldPrevSessionID)
+)
 
 var entryFieldRank = func() map[string]int {
 	m := make(map[string]int, len(entryFieldOrder))
@@ -134,9 +173,10 @@ type Entry struct {
 	// Finalized is expiry_finalized, falling back to memory_flushed (memory_flushed on r0418).
 	Finalized bool
 
-	typeError bool
-	raw       []byte // the value, without surrounding whitespace
-	rules     *Rules
+	typeError   bool
+	turnStarted *Timestamp // the active-turn marker's start (r0817), nil without a valid marker
+	raw         []byte     // the value, without surrounding whitespace
+	rules       *Rules
 }
 
 // rawField is one member of an object as written: the quoted name and the value bytes.
@@ -312,10 +352,62 @@ func (e *Entry) Saved() (*Entry, []string) {
 		}
 		out = append(out, f)
 	}
+	if e.rules.TurnMarkers {
+		out, changed = savedTurnFields(out, changed)
+	}
 	if changed == nil {
 		return e, nil
 	}
 	return entryFromRaw(e.Key, appendRawObject(nil, out), e.rules), changed
+}
+
+// savedTurnFields writes the four fields r0817's to_dict always writes (gateway/session.py at
+// 481156139): metadata ({} when absent), active_turn_token and active_turn_started_at (both
+// null unless the token is a non-empty string, as from_dict nulls a partial or malformed
+// pair; a start time ParseISO cannot read is null too) and prev_session_id (null when
+// absent). It returns the fields and the changed names.
+func savedTurnFields(fields []Field, changed []string) ([]Field, []string) {
+	get := func(name string) ([]byte, bool) {
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == name })
+		if i < 0 {
+			return nil, false
+		}
+		return fields[i].Raw, true
+	}
+	set := func(name string, raw []byte) {
+		if i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == name }); i >= 0 {
+			fields[i].Raw = raw
+		} else {
+			fields = slices.Insert(fields, insertPos(fields, name), Field{Name: name, Raw: raw})
+		}
+		changed = append(changed, name)
+	}
+	null := []byte("null")
+	if _, ok := get(fieldMetadata); !ok {
+		set(fieldMetadata, []byte("{}"))
+	}
+	token, hasToken := get(fieldTurnToken)
+	started, hasStarted := get(fieldTurnStartedAt)
+	validToken := hasToken && len(token) > 2 && token[0] == '"'
+	if !hasToken || (!validToken && string(token) != "null") {
+		set(fieldTurnToken, null)
+	}
+	if !hasStarted || (string(started) != "null" && (!validToken || !isoString(started))) {
+		set(fieldTurnStartedAt, null)
+	}
+	if _, ok := get(fieldPrevSessionID); !ok {
+		set(fieldPrevSessionID, null)
+	}
+	return fields, changed
+}
+
+// isoString reports whether raw is a JSON string ParseISO reads.
+func isoString(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '"' {
+		return false
+	}
+	_, err := ParseISO(decodeString(raw))
+	return err == nil
 }
 
 // savedOrigin returns the loaded origin object with its platform written as the member's
@@ -438,6 +530,9 @@ func (e *Entry) view(fields []rawField, v *entryView) {
 	var seen map[string]bool // only for entries with many unknown names
 	for _, f := range fields {
 		rank, name := entryRank(f.name)
+		if rank >= 0 && !e.rules.Fields.has(rank) {
+			rank, name = -1, entryFieldOrder[rank]
+		}
 		switch {
 		case rank >= 0:
 			v[rank] = f.value
@@ -504,6 +599,7 @@ func (e *Entry) plainFields(v *entryView) {
 	e.Finalized = truthy(finalizedRaw(v, e.rules.FinalizedFlag))
 	e.LastPromptTokens = v[rankLastPromptTokens]
 	e.lastResume(v[rankLastResumeMarked])
+	e.turnStarted = turnMarker(v[rankTurnToken], v[rankTurnStartedAt])
 }
 
 // sessionKey decodes session_key, sharing Key's string when they are equal (the usual case).
@@ -534,6 +630,25 @@ func (e *Entry) lastResume(raw []byte) {
 	e.LastResumeMalformed = true
 }
 
+// turnMarker is r0817's from_dict of the active-turn pair: the start time when the token is
+// a non-empty string and the time parses, else nil (a partial or malformed pair is nulled).
+func turnMarker(token, started []byte) *Timestamp {
+	if len(token) <= 2 || token[0] != '"' || !isoString(started) {
+		return nil
+	}
+	ts, _ := ParseISO(decodeString(started))
+	return &ts
+}
+
+// TurnStartedAt returns the start of the turn the entry's active-turn marker says is running
+// (r0817: active_turn_token and active_turn_started_at), and whether it has a valid one.
+func (e *Entry) TurnStartedAt() (Timestamp, bool) {
+	if e.turnStarted == nil {
+		return Timestamp{}, false
+	}
+	return *e.turnStarted, true
+}
+
 func stringValue(raw []byte) string {
 	if len(raw) > 0 && raw[0] == '"' {
 		return decodeString(raw)
@@ -545,7 +660,7 @@ func stringValue(raw []byte) string {
 // reasons), returned without allocating.
 var internedValues = func() map[string]string {
 	m := map[string]string{}
-	for _, set := range []*PlatformSet{platformsR0418, platformsR0506, platformsR0525, platformsR0703} {
+	for _, set := range []*PlatformSet{platformsR0418, platformsR0506, platformsR0525, platformsR0703, platformsR0817} {
 		for p := range set.builtin {
 			m[p] = p
 		}

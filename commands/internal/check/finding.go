@@ -57,6 +57,7 @@ const (
 	DBMissing               ID = "db.missing"
 	DBCorrupt               ID = "db.corrupt"
 	DBSchemaUnknown         ID = "db.schema-unknown"
+	SchemaIntermediate      ID = "schema.intermediate"
 	DBSchemaVersionMissing  ID = "db.schema-version-missing"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
@@ -78,6 +79,8 @@ const (
 	ResumeSuspended  ID = "resume.suspended"
 	ResumeNotPending ID = "resume.not-pending"
 	OrphanLocked     ID = "orphan.locked"
+	OrphanLeased     ID = "orphan.leased"
+	GhostLeased      ID = "ghost.leased"
 	GhostHasChildren ID = "ghost.has-children"
 	GhostUnsafeID    ID = "ghost.unsafe-id"
 	GhostGlobID      ID = "ghost.glob-id"
@@ -91,10 +94,10 @@ var All = []ID{
 	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
-	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused, MaintainStepRefused,
-	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.

@@ -77,7 +77,7 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 		RestartCounts: countsMap(h),
 		CleanShutdown: h.CleanShutdown,
 		Gateway:       h.Gateway.Detail,
-		NextStart:     PreviewStart(h, rows),
+		NextStart:     PreviewStart(h, rows, h.Recoveries(ctx, rows)),
 	}
 	d.Counts = routingCounts(h)
 	if h.DB != nil {

@@ -1,0 +1,218 @@
+package commands
+
+// What changed at r0817 (schema v26, upstream 481156139) beyond the fixture cases, on copies
+// of the r0817 fixture home: the ghost prune's system_prompts GC.
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sessionctl/sessionctl/commands/internal/check"
+)
+
+const (
+	genR0817       = "r0817-481156139"
+	fixtureNowUnix = 1784194200.25 // fixtureNow
+)
+
+// promptHashes returns the hashes of system_prompts, sorted.
+func promptHashes(t *testing.T, home string) []string {
+	t.Helper()
+	db := openDB(t, home, "ro")
+	defer db.Close()
+	rows, err := db.Query("SELECT hash FROM system_prompts ORDER BY hash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPromptGCR0817: r0817's prune_empty_ghost_sessions deletes, in the transaction of its
+// DELETE, every system_prompts row no session references any more — the deleted ghosts'
+// prompts and any that were unreferenced before — and keeps the rest (hermes_state.py
+// _delete_unreferenced_system_prompts, 7d066c3c5, PR #77755). The change is reported and
+// journaled; undo restores prompts and sessions together. In batches the GC runs in every
+// batch that deletes, and the end state is the same.
+func TestPromptGCR0817(t *testing.T) {
+	for _, batch := range []int{0, 1} {
+		t.Run(fmt.Sprint("batch", batch), func(t *testing.T) {
+			home := fixtureHome(t, genR0817)
+			execSQL(t, filepath.Join(home, "state.db"),
+				"INSERT INTO system_prompts (hash, prompt) VALUES ('aaa-ghost', 'used by a ghost'), ('bbb-kept', 'used by a kept row'), ('ccc-orphan', 'used by nobody')",
+				"UPDATE sessions SET system_prompt_hash = 'aaa-ghost' WHERE id = '20260702_210131_8d7ee4'",
+				"UPDATE sessions SET system_prompt_hash = 'bbb-kept' WHERE id IN ('20260628_040921_e394e0', '20260710_211111_e3f695')")
+			before := dumpHome(t, home)
+			code, stdout, stderr := runCLIWith(t, settings{batchRows: batch}, "--home", home, "--now", fixtureNow, "--json", "prune-ghosts", "--apply")
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := promptHashes(t, home); !slices.Equal(got, []string{"bbb-kept"}) {
+				t.Fatalf("system_prompts after the prune: %v; want [bbb-kept]", got)
+			}
+			for _, target := range []string{`"system_prompts/aaa-ghost"`, `"system_prompts/ccc-orphan"`} {
+				if !strings.Contains(stdout, target) {
+					t.Errorf("envelope does not report %s:\n%s", target, stdout)
+				}
+			}
+			compareDump(t, dumpHome(t, home), loadExpected(t, genR0817, "prune-ghosts"))
+			undoJournals(t, home)
+			if got := promptHashes(t, home); !slices.Equal(got, []string{"aaa-ghost", "bbb-kept", "ccc-orphan"}) {
+				t.Fatalf("system_prompts after undo: %v", got)
+			}
+			compareDump(t, dumpHome(t, home), before)
+		})
+	}
+}
+
+// TestTurnLeaseSkipR0817: finalize-orphans and prune-ghosts skip a session whose lineage
+// root (reached through compression-ended parents) holds a live turn lease
+// (session_turn_leases, 6e929a969; live = expires_at >= now, as for compression locks), say
+// so, and check does not advise a fix for it; an expired lease changes nothing.
+func TestTurnLeaseSkipR0817(t *testing.T) {
+	const (
+		orphan1     = "20260621_182357_4cea33" // its parent 20260616_194830_db33bd ended by compression
+		orphan1Root = "20260616_194830_db33bd"
+		ghostOld1   = "20260702_210131_8d7ee4"
+	)
+	for _, live := range []bool{true, false} {
+		t.Run(fmt.Sprint("live=", live), func(t *testing.T) {
+			home := fixtureHome(t, genR0817)
+			expires := fixtureNowUnix + 60
+			if !live {
+				expires = fixtureNowUnix - 0.000001
+			}
+			execSQL(t, filepath.Join(home, "state.db"), fmt.Sprintf(
+				"INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES ('%s', 'pid=7:host=a', %f, %f), ('%s', 'pid=8:host=b', %f, %f)",
+				orphan1Root, fixtureNowUnix-10, expires, ghostOld1, fixtureNowUnix-10, expires))
+			base := []string{"--home", home, "--now", fixtureNow, "--json"}
+			_, stdout, _ := runCLI(t, append(base, "check", "--fail-on", "never")...)
+			env := decodeEnvelope(t, stdout)
+			advised := map[string]bool{}
+			for _, f := range append(findingsOf(env, check.DBOrphanedContinuation), findingsOf(env, check.DBTUIGhost)...) {
+				advised[f.Subject] = true
+			}
+			if advised[orphan1] == live || advised[ghostOld1] == live {
+				t.Errorf("check advises a fix for %s: %v, %s: %v (lease live %v)", orphan1, advised[orphan1], ghostOld1, advised[ghostOld1], live)
+			}
+			for _, op := range []struct {
+				args    []string
+				id      check.ID
+				subject string
+			}{{[]string{"finalize-orphans", "--apply"}, check.OrphanLeased, orphan1}, {[]string{"prune-ghosts", "--apply"}, check.GhostLeased, ghostOld1}} {
+				code, stdout, stderr := runCLI(t, append(base, op.args...)...)
+				if code != ExitOK {
+					t.Fatalf("%v: exit %d: %s", op.args, code, stderr)
+				}
+				f := findingsOf(decodeEnvelope(t, stdout), op.id)
+				if (len(f) == 1 && f[0].Subject == op.subject) != live {
+					t.Errorf("%v: %s findings %+v (lease live %v)", op.args, op.id, f, live)
+				}
+			}
+			db := openDB(t, home, "ro")
+			defer db.Close()
+			var endReason sql.NullString
+			if err := db.QueryRow("SELECT end_reason FROM sessions WHERE id = ?", orphan1).Scan(&endReason); err != nil {
+				t.Fatal(err)
+			}
+			var ghosts int
+			if err := db.QueryRow("SELECT count(*) FROM sessions WHERE id = ?", ghostOld1).Scan(&ghosts); err != nil {
+				t.Fatal(err)
+			}
+			if endReason.Valid == live || (ghosts == 1) != live {
+				t.Errorf("lease live %v: %s end_reason %v, ghost %s rows %d", live, orphan1, endReason, ghostOld1, ghosts)
+			}
+		})
+	}
+}
+
+// nextStart returns the actions of `status --json` by entry key, in order.
+func nextStart(t *testing.T, home string) map[string][]string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "status")
+	if code != ExitOK {
+		t.Fatalf("status: exit %d: %s", code, stderr)
+	}
+	var env struct {
+		Data struct {
+			NextStart []struct{ Key, Action string } `json:"next_start"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, a := range env.Data.NextStart {
+		out[a.Key] = append(out[a.Key], a.Action)
+	}
+	return out
+}
+
+// TestPreviewLoadTimeR0817: the r0817 load-time prune as the fixture's runtime did it with its
+// loader enabled (fixture README, runtime-v26.md §2.3): three entries rebuilt on the latest
+// row of their key (the chain's and the race's equal the compression tips, the siblings' is
+// the reaped sibling, which it reopens), the entry with no continuation dropped.
+func TestPreviewLoadTimeR0817(t *testing.T) {
+	got := nextStart(t, fixtureHome(t, genR0817))
+	for key, want := range map[string]string{
+		"agent:main:discord:thread:140119164223563701:140119164223563701": "repoint to 20260713_221054_f44293",
+		"agent:main:slack:dm:D026897520":                                  "repoint to 20260713_182336_7f2d5f",
+		"agent:main:telegram:group:-1007191547473:116311710":              "repoint to 20260713_005243_eb1a28",
+		"agent:main:discord:group:456117026968082137:900178866045402768":  "drop",
+	} {
+		if len(got[key]) == 0 || got[key][0] != want {
+			t.Errorf("%s: %q, want %q first", key, got[key], want)
+		}
+	}
+}
+
+// TestPreviewTurnMarkersR0817: an entry with an active-turn marker (r0817, 6774760b6) is
+// marked resume_pending (restart_interrupted) by recover_interrupted_turns on an unclean
+// start when the turn started within the hour, only cleared when it started earlier, and
+// cleared by discard_active_turn_markers on a clean one.
+func TestPreviewTurnMarkersR0817(t *testing.T) {
+	const key = "agent:main:slack:dm:D043095675" // plain: updated 25 min ago
+	for _, tt := range []struct {
+		name, started string
+		clean         bool
+		want          []string
+	}{
+		{"fresh, unclean", "2026-07-16T09:00:00.000000", false, []string{"mark resume_pending (restart_interrupted)", "auto-resume"}},
+		{"stale, unclean", "2026-07-16T08:00:00.000000", false, []string{"clear turn marker"}},
+		{"fresh, clean", "2026-07-16T09:00:00.000000", true, []string{"clear turn marker"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			home := fixtureHome(t, genR0817)
+			for _, set := range []string{
+				fmt.Sprintf(`UPDATE gateway_routing SET entry_json = json_set(entry_json, '$.active_turn_token', 'abc123', '$.active_turn_started_at', '%s') WHERE session_key = '%s'`, tt.started, key),
+			} {
+				execSQL(t, filepath.Join(home, "state.db"), set)
+			}
+			if tt.clean {
+				if err := os.WriteFile(filepath.Join(home, ".clean_shutdown"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := nextStart(t, home)[key]; !slices.Equal(got, tt.want) {
+				t.Errorf("%s: %q, want %q", key, got, tt.want)
+			}
+		})
+	}
+}
