@@ -132,15 +132,23 @@ func holdRepairLock(t *testing.T, home string) func() {
 // lock, no -wal, -shm or -journal); the lock file itself is untouched. Once it is released the
 // same writes run.
 func TestGuardRepairLockHeld(t *testing.T) {
-	home := fixtureHome(t, genDB)
-	release := holdRepairLock(t, home)
-	assertRefusedEverywhere(t, home, ExitRefused, "another process holds state.db.repair.lock")
-	release()
-	if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "finalize-orphans", "--apply"); code != ExitOK {
-		t.Fatalf("after the release: exit %d: %s", code, stderr)
+	for _, gen := range guardGens {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			release := holdRepairLock(t, home)
+			assertRefusedEverywhere(t, home, ExitRefused, "another process holds state.db.repair.lock")
+			release()
+			if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "finalize-orphans", "--apply"); code != ExitOK {
+				t.Fatalf("after the release: exit %d: %s", code, stderr)
+			}
+			compareDump(t, dumpHome(t, home), loadExpected(t, gen, "finalize-orphans"))
+		})
 	}
-	compareDump(t, dumpHome(t, home), loadExpected(t, genDB, "finalize-orphans"))
 }
+
+// guardGens are the generations the guard tests run on: the db-primary fixtures (r0817's
+// runtime made the files the guards read; r0715's is the layout before it).
+var guardGens = []string{genDB, genR0817}
 
 // TestGuardRepairLockFreeOrAbsent: a present but free repair lock refuses nothing and is
 // left as it is; an absent one is never created.
@@ -177,11 +185,13 @@ func TestGuardRepairLedger(t *testing.T) {
 		"mistyped":  {`{"fingerprint": "FP", "failed_attempts": "3"}`, "unreadable repair ledger"},
 	}
 	for name, c := range refusing {
-		t.Run(name, func(t *testing.T) {
-			home := fixtureHome(t, genDB)
-			writeLedger(t, home, c.ledger)
-			assertRefusedEverywhere(t, home, ExitData, c.why)
-		})
+		for _, gen := range guardGens {
+			t.Run(name+"/"+gen, func(t *testing.T) {
+				home := fixtureHome(t, gen)
+				writeLedger(t, home, c.ledger)
+				assertRefusedEverywhere(t, home, ExitData, c.why)
+			})
+		}
 	}
 	for name, ledger := range map[string]string{
 		"stale":      `{"fingerprint": "1:2", "failed_attempts": 9}`,
@@ -219,11 +229,13 @@ func writeLedger(t *testing.T, home, ledger string) {
 // is changed.
 func TestGuardNotWritable(t *testing.T) {
 	for _, target := range []string{"state.db", "."} {
-		t.Run(target, func(t *testing.T) {
-			home := fixtureHome(t, genDB)
-			immutable(t, filepath.Join(home, target))
-			assertRefusedEverywhere(t, home, ExitData, "is not readable and writable by this user")
-		})
+		for _, gen := range guardGens {
+			t.Run(target+"/"+gen, func(t *testing.T) {
+				home := fixtureHome(t, gen)
+				immutable(t, filepath.Join(home, target))
+				assertRefusedEverywhere(t, home, ExitData, "is not readable and writable by this user")
+			})
+		}
 	}
 }
 
@@ -254,7 +266,13 @@ func TestGuardZeroedStateDB(t *testing.T) {
 // state.db repairs still run; maintain skips the routing steps (maintain.step-refused) and
 // runs the others.
 func TestGuardLegacyRoutingKey(t *testing.T) {
-	home := fixtureHome(t, genDB)
+	for _, gen := range guardGens {
+		t.Run(gen, func(t *testing.T) { testLegacyRoutingKey(t, gen) })
+	}
+}
+
+func testLegacyRoutingKey(t *testing.T, gen string) {
+	home := fixtureHome(t, gen)
 	legacyKey := []string{
 		"ALTER TABLE gateway_routing RENAME TO gr_old",
 		`CREATE TABLE gateway_routing (scope TEXT NOT NULL DEFAULT '', session_key TEXT PRIMARY KEY,
@@ -296,12 +314,12 @@ func TestGuardLegacyRoutingKey(t *testing.T) {
 	}
 }
 
-// cjkHome is a copy of the r0715 fixture home with the r0817 CJK index (its tokenizer
+// cjkHome is a copy of gen's fixture home with the r0817 CJK index (its tokenizer
 // cjk_unicode61, which sessionctl cannot load) and, with cascade, a messages foreign key that
 // deletes messages with their session (no runtime schema has one).
-func cjkHome(t *testing.T, cascade bool) string {
+func cjkHome(t *testing.T, gen string, cascade bool) string {
 	t.Helper()
-	home := fixtureHome(t, genDB)
+	home := fixtureHome(t, gen)
 	db := filepath.Join(home, "state.db")
 	ddl, err := os.ReadFile(filepath.Join("..", "testdata", "sql", "cjk_index.sql"))
 	if err != nil {
@@ -328,14 +346,20 @@ func cjkHome(t *testing.T, cascade bool) string {
 // objects are left as they were. Where a messages foreign key does cascade, prune-ghosts is
 // refused (exit 4, nothing written) and maintain skips it with maintain.step-refused.
 func TestGuardCJKTriggers(t *testing.T) {
+	for _, gen := range guardGens {
+		t.Run(gen, func(t *testing.T) { testCJKTriggers(t, gen) })
+	}
+}
+
+func testCJKTriggers(t *testing.T, gen string) {
 	for _, op := range []string{"finalize-orphans", "prune-ghosts"} {
 		t.Run(op, func(t *testing.T) {
-			home := cjkHome(t, false)
+			home := cjkHome(t, gen, false)
 			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, op, "--apply")
 			if code != ExitOK {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
-			compareDump(t, dumpHome(t, home), loadExpected(t, genDB, op))
+			compareDump(t, dumpHome(t, home), loadExpected(t, gen, op))
 			js := journals(t, home)
 			if len(js) != 1 {
 				t.Fatalf("journals %v", js)
@@ -343,12 +367,12 @@ func TestGuardCJKTriggers(t *testing.T) {
 			if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply"); code != ExitOK {
 				t.Fatalf("undo: exit %d: %s", code, stderr)
 			}
-			compareDump(t, dumpHome(t, home), loadExpected(t, genDB, "before"))
+			compareDump(t, dumpHome(t, home), loadExpected(t, gen, "before"))
 			assertCJKTriggers(t, home)
 		})
 	}
 
-	home := cjkHome(t, true)
+	home := cjkHome(t, gen, true)
 	before := strictSnapshot(t, home)
 	code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "prune-ghosts", "--apply")
 	if code != ExitData || !strings.Contains(stderr, "messages_fts_cjk") {
