@@ -216,3 +216,45 @@ func TestPreviewTurnMarkersR0817(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenHealFindingsR0817: check reports what r0817's next open and start will do
+// (runtime-v26.md §3.8) on a v26 home, and nothing of it on an r0715 home with the same
+// state (those runtimes neither write nor heal it).
+func TestOpenHealFindingsR0817(t *testing.T) {
+	plant := []string{
+		"INSERT INTO state_meta (key, value) VALUES ('fts_stale', '1'), ('fts_optimize_available', '1'), ('fts_rebuild_high_water', '10')",
+		"ALTER TABLE session_model_usage RENAME TO smu_old",
+		"CREATE TABLE session_model_usage (session_id TEXT, model TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, task TEXT DEFAULT '', PRIMARY KEY (session_id, model, billing_provider, billing_base_url, billing_mode))",
+		"DROP TABLE smu_old",
+		`UPDATE gateway_routing SET entry_json = json_set(entry_json, '$.active_turn_token', 'abc', '$.active_turn_started_at', '2026-07-16T09:00:00') WHERE session_key = 'agent:main:slack:dm:D043095675'`,
+	}
+	want := map[check.ID]string{
+		check.DBFTSStale: "fts_stale", check.DBFTSOptimizable: "state.db", check.DBFTSRebuildInterrupted: "state.db",
+		check.DBLegacyPrimaryKey: "session_model_usage", check.EntryTurnMarker: "agent:main:slack:dm:D043095675",
+		check.EntryStartTarget: "agent:main:slack:dm:D026897520", check.PreviewResetPolicy: "config.yaml",
+	}
+	for _, gen := range []string{genR0817, "r0715-c2a3b9ce5"} {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			stmts := plant
+			if gen != genR0817 {
+				stmts = plant[:1] // r0715 has no task column and writes no turn markers
+			}
+			execSQL(t, filepath.Join(home, "state.db"), stmts...)
+			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("session_reset:\n  mode: idle\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, stdout, _ := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "check", "--fail-on", "never")
+			env := decodeEnvelope(t, stdout)
+			for id, subject := range want {
+				f := findingsOf(env, id)
+				if gen == genR0817 && (len(f) != 1 || f[0].Subject != subject) {
+					t.Errorf("%s: %+v, want one on %s", id, f, subject)
+				}
+				if gen != genR0817 && len(f) != 0 {
+					t.Errorf("%s on %s: %+v", id, gen, f)
+				}
+			}
+		})
+	}
+}

@@ -36,6 +36,11 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, dbFindings...)
+	more, err := r0817Findings(ctx, h, rows)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
 	out = append(out, gateway(h, out)...)
 	return out, nil
 }

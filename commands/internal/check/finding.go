@@ -58,6 +58,13 @@ const (
 	DBCorrupt               ID = "db.corrupt"
 	DBSchemaUnknown         ID = "db.schema-unknown"
 	SchemaIntermediate      ID = "schema.intermediate"
+	DBLegacyPrimaryKey      ID = "db.legacy-primary-key"
+	DBFTSOptimizable        ID = "db.fts-optimizable"
+	DBFTSStale              ID = "db.fts-stale"
+	DBFTSRebuildInterrupted ID = "db.fts-rebuild-interrupted"
+	EntryTurnMarker         ID = "entry.turn-marker"
+	EntryStartTarget        ID = "entry.start-target"
+	PreviewResetPolicy      ID = "preview.reset-policy"
 	DBSchemaVersionMissing  ID = "db.schema-version-missing"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
@@ -94,7 +101,8 @@ var All = []ID{
 	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
-	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBLegacyPrimaryKey, DBFTSOptimizable, DBFTSStale, DBFTSRebuildInterrupted,
+	EntryTurnMarker, EntryStartTarget, PreviewResetPolicy, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused, MaintainStepRefused,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
