@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Field is one member of an entry object, in file order.
@@ -29,6 +30,7 @@ const (
 	SkipOriginNoPlatform  = "origin missing platform"
 	SkipOriginNoChatID    = "origin missing chat_id"
 	SkipOriginNotObject   = "origin not an object"
+	SkipMetadata          = "metadata not a mapping"
 	skipTypeErrorSuffix   = " (TypeError: the rest of the file is not loaded)"
 	skipMissingPrefix     = "missing "
 	skipMalformedSuffix   = " malformed"
@@ -565,6 +567,40 @@ func (e *Entry) evaluate(fields []rawField) {
 	if e.origin(v[rankOrigin]) {
 		e.required(&v)
 	}
+	if e.Skip == "" && !metadataLoads(v[rankMetadata]) {
+		e.skip(SkipMetadata, false)
+	}
+}
+
+// metadataLoads reports whether r0817's from_dict loads a metadata value:
+// `dict(data.get("metadata") or {})` takes a falsy value as {}, an object as it is and an
+// array of two-element arrays or two-character strings as pairs; anything else raises
+// ValueError or TypeError and the loader skips the entry (gateway/session.py at 481156139).
+// Generations without the field never read it (raw is then nil).
+func metadataLoads(raw []byte) bool {
+	if raw == nil || !truthy(raw) || raw[0] == '{' {
+		return true
+	}
+	if raw[0] != '[' {
+		return false
+	}
+	ok := true
+	s := scanner{data: raw}
+	_ = s.members(']', false, func(_ []byte, start, end int) {
+		item := raw[start:end]
+		switch {
+		case item[0] == '"':
+			ok = ok && utf8.RuneCountInString(decodeString(item)) == 2
+		case item[0] == '[':
+			n := 0
+			s2 := scanner{data: item}
+			_ = s2.members(']', false, func([]byte, int, int) { n++ })
+			ok = ok && n == 2
+		default:
+			ok = false
+		}
+	})
+	return ok
 }
 
 // skip records the runtime's reason to skip; typeError marks reasons raised as TypeError,
