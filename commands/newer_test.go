@@ -72,10 +72,11 @@ func syntheticHome(t testing.TB) string {
 	return syntheticHomeAt(t, filepath.Join(t.TempDir(), "home"))
 }
 
-// strictSnapshot records every path under home — sessionctl's own directory, its lock and
-// SQLite's sidecars included, unlike snapshotHome — with its mode and modification time, and
-// a file's SHA-256: a run that leaves it unchanged created, removed and wrote nothing.
-func strictSnapshot(t testing.TB, home string) map[string]string {
+// exactSnapshot records every path under home — sessionctl's own directory, its lock and
+// SQLite's sidecars included, unlike snapshotHome — with its mode and modification time
+// (directories' too, unlike strictSnapshot: creating and removing a file in one changes it),
+// and a file's SHA-256: a run that leaves it unchanged created, removed and wrote nothing.
+func exactSnapshot(t testing.TB, home string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
@@ -106,7 +107,7 @@ func strictSnapshot(t testing.TB, home string) map[string]string {
 }
 
 // assertNothingCreated fails when the home holds sessionctl's directory or SQLite sidecars
-// that before (a strictSnapshot; nil: an empty home) did not hold.
+// that before (a exactSnapshot; nil: an empty home) did not hold.
 func assertNothingCreated(t testing.TB, what, home string, before map[string]string) {
 	t.Helper()
 	for _, p := range []string{"sessionctl", "sessionctl/lock", "state.db-wal", "state.db-shm", "state.db-journal"} {
@@ -168,7 +169,7 @@ func assertNoUnverifiedClaims(t testing.TB, what string, findings []map[string]a
 func TestNewerSyntheticReads(t *testing.T) {
 	m := readSyntheticManifest(t)
 	home := syntheticHome(t)
-	before := strictSnapshot(t, home)
+	before := exactSnapshot(t, home)
 	assertNothingCreated(t, "the relocated copy", home, nil)
 
 	code, env := envelopeOf(t, home, syntheticNow, "status")
@@ -317,7 +318,7 @@ func TestNewerSyntheticReads(t *testing.T) {
 	if code != ExitFindings || strings.Contains(out, "--apply") || !strings.Contains(out, "0 change(s) applied, 0 journal(s); skipped: finalize-orphans, prune-ghosts, suspend-stuck, repoint, resume clear --stale;") {
 		t.Errorf("maintain: exit %d\n%s", code, out)
 	}
-	assertSameSnapshot(t, "reads", before, strictSnapshot(t, home))
+	assertSameSnapshot(t, "reads", before, exactSnapshot(t, home))
 }
 
 // mirrorEntries decodes the entries of home's sessions.json (the synthetic mirror holds the
@@ -418,7 +419,7 @@ func newerWrites(key, suspendedKey string) [][]string {
 // every file's bytes and modification time unchanged.
 func assertWritesRefused(t *testing.T, home, now, refusal string, writes [][]string) {
 	t.Helper()
-	before := strictSnapshot(t, home)
+	before := exactSnapshot(t, home)
 	for _, args := range writes {
 		what := strings.Join(args, " ")
 		code, stdout, stderr := runCLI(t, append([]string{"--home", home, "--now", now}, args...)...)
@@ -433,7 +434,7 @@ func assertWritesRefused(t *testing.T, home, now, refusal string, writes [][]str
 		}
 		assertCleanStderr(t, what, stderr)
 		assertNothingCreated(t, what, home, before)
-		assertSameSnapshot(t, what, before, strictSnapshot(t, home))
+		assertSameSnapshot(t, what, before, exactSnapshot(t, home))
 	}
 }
 
@@ -464,7 +465,7 @@ func TestNewerThanNewestKnownSchema(t *testing.T) {
 				t.Fatalf("journals %v", js)
 			}
 			execSQL(t, filepath.Join(home, "state.db"), fmt.Sprintf("UPDATE schema_version SET version = %d", version))
-			before := strictSnapshot(t, home)
+			before := exactSnapshot(t, home)
 
 			_, env := envelopeOf(t, home, fixtureNow, "status")
 			data := env["data"].(map[string]any)
@@ -477,7 +478,7 @@ func TestNewerThanNewestKnownSchema(t *testing.T) {
 			if !slices.ContainsFunc(findings, func(f map[string]any) bool { return f["check"] == "start.preview-unknown" }) {
 				t.Error("check: no start.preview-unknown")
 			}
-			assertSameSnapshot(t, "reads", before, strictSnapshot(t, home))
+			assertSameSnapshot(t, "reads", before, exactSnapshot(t, home))
 
 			writes := append(newerWrites(keyBoth, keyBoth), []string{"undo", js[0], "--apply"}, []string{"--json", "undo", js[0], "--apply"})
 			assertWritesRefused(t, home, fixtureNow, refusal, writes)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,6 +69,7 @@ func TestScripts(t *testing.T) {
 			"waitfile":  cmdWaitFile,
 			"dumpmatch": cmdDumpMatch,
 			"sqlexec":   cmdSQLExec,
+			"homesnap":  cmdHomeSnap,
 		},
 	})
 }
@@ -178,4 +180,20 @@ func cmdSQLExec(ts *testscript.TestScript, neg bool, args []string) {
 	if _, err := db.Exec(args[1]); err != nil {
 		ts.Fatalf("sqlexec: %v", err)
 	}
+}
+
+// cmdHomeSnap writes a listing of everything under a home, nothing left out (each file by
+// mode, modification time and SHA-256; directories; symlinks): `homesnap HOME FILE`. Two
+// listings equal under cmp prove the home byte for byte unchanged, with nothing created.
+func cmdHomeSnap(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: homesnap HOME FILE")
+	}
+	snap := strictSnapshot(&scriptTB{ts: ts}, ts.MkAbs(args[0]))
+	lines := make([]string, 0, len(snap))
+	for path, what := range snap {
+		lines = append(lines, path+" "+what)
+	}
+	slices.Sort(lines)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }

@@ -81,6 +81,7 @@ const (
 	StartPreviewUnknown     ID = "start.preview-unknown"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
+	MaintainStepRefused     ID = "maintain.step-refused"
 )
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
@@ -106,7 +107,7 @@ var All = []ID{
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBLegacyPrimaryKey, DBFTSOptimizable, DBFTSStale, DBFTSRebuildInterrupted,
 	EntryTurnMarker, EntryStartTarget, PreviewResetPolicy, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
-	MaintainWritesRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
+	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 

@@ -161,14 +161,20 @@ func PlanNote(h *home.Home) string {
 }
 
 // checkRoutingWritable adds the routing-index refusals: a running gateway (refused unless
-// Force) and routing rows that belong to another scope.
-func (r *Run) checkRoutingWritable() error {
+// Force), routing rows that belong to another scope, and, where the routing index is
+// gateway_routing, the runtime's guards on state.db writes (guardDB).
+func (r *Run) checkRoutingWritable(ctx context.Context) error {
 	if err := r.CheckWritable(); err != nil {
 		return err
 	}
 	h := r.H
 	if h.ForeignRowsOnly() {
 		return failure.Mark(failure.Data, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated"))
+	}
+	if h.Routing.Source == home.SourceGatewayRouting {
+		if err := guardDB(ctx, h, dbWrite{routing: true}); err != nil {
+			return err
+		}
 	}
 	if h.Gateway.Running {
 		if !r.Force {
