@@ -258,11 +258,11 @@ func (db *DB) CheckRoutingKey(ctx context.Context) error {
 	if !db.schema.HasGatewayRouting {
 		return nil
 	}
-	pk, err := queryStrings(ctx, db.sql, `SELECT name FROM pragma_table_info('gateway_routing') WHERE pk > 0 ORDER BY pk`)
+	pk, err := db.primaryKey(ctx, "gateway_routing")
 	if err != nil {
-		return classify("read gateway_routing's primary key", err, false)
+		return err
 	}
-	if slices.Equal(pk, []string{"scope", "session_key"}) {
+	if slices.Equal(pk, legacyKeys[0].pk) {
 		return nil
 	}
 	key := "none"

@@ -48,9 +48,19 @@ func (db *DB) FTS(ctx context.Context) (FTSState, error) {
 	return s, nil
 }
 
+// primaryKey returns the primary-key columns of table, in key order.
+func (db *DB) primaryKey(ctx context.Context, table string) ([]string, error) {
+	pk, err := queryStrings(ctx, db.sql, "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", table)
+	if err != nil {
+		return nil, classify(fmt.Sprintf("read %s primary key", table), err, false)
+	}
+	return pk, nil
+}
+
 // legacyKeys are the primary keys the r0817 runtime heals on open: gateway_routing's
 // (scope, session_key) (_heal_gateway_routing_pk, 76b0ea511, PR #73541) and
-// session_model_usage's six columns with task (_heal_session_model_usage_pk, b6ca4fc85).
+// session_model_usage's six columns with task (_heal_session_model_usage_pk, b6ca4fc85);
+// gateway_routing first.
 var legacyKeys = []struct {
 	table string
 	pk    []string
@@ -67,9 +77,9 @@ func (db *DB) LegacyPrimaryKeys(ctx context.Context) ([]string, error) {
 		if !db.schema.Tables[k.table] {
 			continue
 		}
-		pk, err := queryStrings(ctx, db.sql, "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", k.table)
+		pk, err := db.primaryKey(ctx, k.table)
 		if err != nil {
-			return nil, classify(fmt.Sprintf("read %s primary key", k.table), err, false)
+			return nil, err
 		}
 		if !slices.Equal(pk, k.pk) {
 			out = append(out, k.table)
