@@ -114,7 +114,82 @@ type Rules struct {
 	// Borrowed: the newest generation's rules, lent to a generation the table lacks (GenNewer)
 	// so that its stores can be read; what its runtime does is not verified (Verified).
 	Borrowed bool
+	// GatewayRouting: the routing index is the gateway_routing table of state.db, which the
+	// store's first load fills from sessions.json for the keys it lacks (r0715+;
+	// gateway/session.py _ensure_loaded_locked at c2a3b9ce5).
+	GatewayRouting bool
+	// Recovery is the lookup the load-time prune (PruneEndedAtLoad) recovers a stale entry
+	// through (find_latest_gateway_session_for_peer).
+	Recovery RecoveryRule
+	// Maintenance is what the generation's start runs on state.db besides the latched
+	// repairs (DBRepairs): its auto-prune and that rule's defaults.
+	Maintenance Maintenance
 }
+
+// RecoveryRule selects which generation's find_latest_gateway_session_for_peer the load-time
+// prune calls (statedb/recover.go has the SQL of each).
+type RecoveryRule int
+
+// Recovery lookups.
+const (
+	// RecoveryNone: no load-time prune (before r0703).
+	RecoveryNone RecoveryRule = iota
+	// RecoveryV17: the row with the entry's session_key and source, else the peer tuple,
+	// open or ended agent_close, with messages, the latest started_at first; a lookup that
+	// raises drops the entry (86e64900b, d5b4879d4; r0703 at 52d0d671e).
+	RecoveryV17
+	// RecoveryV21: as RecoveryV17, rows ended ws_orphan_reap recoverable too (ca907480a;
+	// r0715 at c2a3b9ce5).
+	RecoveryV21
+	// RecoveryV26: r0817's: messages no longer required on the key path, ranked by messages
+	// then last activity, fenced by later reset rows, and a lookup that raises keeps the
+	// entry (d2a4d373e, 6e99531c8, d17daf0b1; 481156139). PeerRecovery marks the same rows.
+	RecoveryV26
+)
+
+// PruneAge is how prune_sessions measures a session's age against the retention window.
+type PruneAge int
+
+// prune_sessions age rules.
+const (
+	// PruneByStart: started_at < now - days (b8663813b … c2a3b9ce5).
+	PruneByStart PruneAge = iota
+	// PruneByInactivity: the latest message's timestamp, else started_at, < now - days
+	// (a228b8150, PR #72358; r0817).
+	PruneByInactivity
+)
+
+// Maintenance is a generation's start-up maintenance of state.db beyond the latched repairs:
+// maybe_auto_prune_and_vacuum at gateway start and at CLI start, when config.yaml's
+// sessions.auto_prune is true.
+type Maintenance struct {
+	// AutoPrune: the generation has maybe_auto_prune_and_vacuum and calls it at gateway and
+	// CLI start (b8663813b, 2026-04-22: r0506 and later).
+	AutoPrune bool
+	// Age is prune_sessions' age rule.
+	Age PruneAge
+	// VacuumThrottle: VACUUM also waits min_vacuum_interval_days since state_meta.last_vacuum
+	// (bd856a02f; r0817).
+	VacuumThrottle bool
+	// Defaults are the sessions: defaults of the generation's DEFAULT_CONFIG
+	// (hermes_cli/config.py; hermes_cli/config_defaults.py at 481156139).
+	Defaults SessionsConfig
+}
+
+// SessionsConfig is the sessions: section of config.yaml as maybe_auto_prune_and_vacuum's
+// callers read it.
+type SessionsConfig struct {
+	AutoPrune             bool
+	RetentionDays         int64
+	MinIntervalHours      int64
+	VacuumAfterPrune      bool
+	MinVacuumIntervalDays int64 // read only where VacuumThrottle is set
+}
+
+// defaultSessionsConfig: the sessions: defaults, the same from 3b750715a to 481156139
+// (auto_prune false, retention_days 90, vacuum_after_prune true, min_interval_hours 24;
+// min_vacuum_interval_days 30 with bd856a02f).
+var defaultSessionsConfig = SessionsConfig{RetentionDays: 90, MinIntervalHours: 24, VacuumAfterPrune: true, MinVacuumIntervalDays: 30}
 
 // Verified reports whether the rules are a generation's of the table, settled against what
 // is known of its runtime. A generation newer than the table (GenNewer) borrows the newest
@@ -153,13 +228,15 @@ type generationRow struct {
 var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
 	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
-		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715}
+		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715,
+		Maintenance: Maintenance{AutoPrune: true, Defaults: defaultSessionsConfig}}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
 	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
-		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715}
+		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715, Recovery: RecoveryV17,
+		Maintenance: Maintenance{AutoPrune: true, Defaults: defaultSessionsConfig}}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.
@@ -167,6 +244,7 @@ var generations = []generationRow{
 	{1, 6, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18: no Platform._missing_ yet
 		r.Generation, r.CrashRecoverySetsSuspended, r.FinalizedFlag, r.DBRepairs = GenR0418, true, "memory_flushed", false
 		r.Platforms, r.NormalisePlatform, r.Tip = platformsR0418, false, TipNone
+		r.Maintenance = Maintenance{Defaults: defaultSessionsConfig} // no maybe_auto_prune_and_vacuum before b8663813b
 	})},
 	{7, 11, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
 	{12, 16, 13, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
@@ -177,21 +255,24 @@ var generations = []generationRow{
 	})},
 	{19, 21, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
 		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
+		r.GatewayRouting, r.Recovery = true, RecoveryV21
 	})},
 	// v22 eb6aa0360 (07-16), v23 9acc4b47f, v24 c2088efe9/53a5983af, v25 7d066c3c5 (08-03):
 	// builds that lived days each; their routing rules changed inside the range.
 	{22, 23, 23, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
-		r.Fields = fieldsR0817
+		r.Fields, r.GatewayRouting, r.Recovery = fieldsR0817, true, RecoveryV21
 	})},
 	{24, 25, 25, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
-		r.Fields, r.Tip = fieldsR0817, TipV24
+		r.Fields, r.Tip, r.GatewayRouting, r.Recovery = fieldsR0817, TipV24, true, RecoveryV21 // the ranking and fences changed inside v25
 	})},
 	{26, 26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
 		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
+		r.GatewayRouting, r.Recovery = true, RecoveryV26
+		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true // a228b8150, bd856a02f
 	})},
 }
 

@@ -16,6 +16,10 @@ const (
 	// StuckLoopThreshold: a key active across this many restarts is suspended at start
 	// (.restart_failure_counts, 2026-04-14, 6c8930643).
 	StuckLoopThreshold = 3
+	// SessionStoreMaxAgeDays: the gateway's hourly prune_old_entries drops entries not
+	// updated for this many days (strictly older), suspended ones kept; gateway config
+	// session_store_max_age_days, default 90 (eb07c0564, 2026-04-17; unchanged at 481156139).
+	SessionStoreMaxAgeDays = 90
 )
 
 // autoResumeReasons are the runtime's _AUTO_RESUME_REASONS (2026-05-07, fad684b1f).

@@ -451,9 +451,16 @@ func parseUnixSeconds(s string) (Clock, error) {
 	if err != nil || math.Abs(f) > 253402300800 {
 		return Clock{}, fmt.Errorf("parse time %q: out of range: %w", s, ErrInvalid)
 	}
+	return ClockFromUnix(f), nil
+}
+
+// ClockFromUnix returns the Clock of a Unix time in float seconds (a state.db REAL), with the
+// microseconds datetime.fromtimestamp derives from it (round half to even). f must be within
+// the years 1–9999.
+func ClockFromUnix(f float64) Clock {
 	whole, frac := math.Modf(f)
 	us := math.RoundToEven(frac * 1e6)
-	return Clock{UnixMicros: int64(whole)*1e6 + int64(us), Unix: f}, nil
+	return Clock{UnixMicros: int64(whole)*1e6 + int64(us), Unix: f}
 }
 
 func clockFromMicros(us int64) Clock {

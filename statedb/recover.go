@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // ResetEndReasons are r0817's _RESET_END_REASONS (hermes_state.py at 481156139): rows ended
@@ -22,7 +24,8 @@ type Peer struct {
 type Recovered struct {
 	ID        string
 	EndReason string // "" while open; agent_close or ws_orphan_reap: the gateway reopens it
-	// ActiveAt is COALESCE(last_activity_at, started_at): the recovered entry's updated_at.
+	// ActiveAt is COALESCE(last_activity_at, started_at): the recovered entry's updated_at
+	// (r0817; 0 under the earlier lookups, whose callers date the entry now).
 	ActiveAt float64
 }
 
@@ -49,13 +52,50 @@ var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_act
 
 // recoverByPeer is its fallback on the full peer tuple, which still requires messages.
 var recoverByPeer = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at) FROM sessions s
-	WHERE s.source = ? AND COALESCE(s.user_id, '') = COALESCE(?, '') AND COALESCE(s.chat_id, '') = COALESCE(?, '')
-	  AND COALESCE(s.chat_type, '') = COALESCE(?, '') AND COALESCE(s.thread_id, '') = COALESCE(?, '')
+	WHERE s.source = ? AND ` + peerMatch + `
 	  AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
 	resetFence(`b.source = s.source AND COALESCE(b.user_id, '') = COALESCE(s.user_id, '')
 		AND COALESCE(b.chat_id, '') = COALESCE(s.chat_id, '') AND COALESCE(b.chat_type, '') = COALESCE(s.chat_type, '')
 		AND COALESCE(b.thread_id, '') = COALESCE(s.thread_id, '')`) + `
 	ORDER BY COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
+
+// peerMatch is the fallback's peer-tuple condition; its arguments are user_id, chat_id,
+// chat_type and thread_id.
+const peerMatch = `COALESCE(s.user_id, '') = COALESCE(?, '') AND COALESCE(s.chat_id, '') = COALESCE(?, '')
+	  AND COALESCE(s.chat_type, '') = COALESCE(?, '') AND COALESCE(s.thread_id, '') = COALESCE(?, '')`
+
+// recoveryQueries is one generation's find_latest_gateway_session_for_peer: its exact-key
+// query (arguments: key, source), its peer-tuple fallback (source, user_id, chat_id,
+// chat_type, thread_id) and the sessions columns they read. Each query selects the id, the
+// end_reason ("" while open) and the row's activity time (Recovered.ActiveAt).
+type recoveryQueries struct {
+	byKey, byPeer string
+	columns       []string
+}
+
+// recoveryBefore26 are the lookups of r0703 and r0715 (hermes_state.py at 52d0d671e and
+// c2a3b9ce5): rows with messages only, the latest started_at first, no reset fence. Their
+// callers rebuild the entry with updated_at = now, so ActiveAt is not selected (0).
+func recoveryBefore26(recoverable string) recoveryQueries {
+	const cols = `SELECT s.id, COALESCE(s.end_reason, ''), 0.0 FROM sessions s WHERE `
+	return recoveryQueries{
+		byKey: cols + `s.session_key = ? AND s.source = ? AND ` + recoverable + ` AND ` + hasMessages +
+			` ORDER BY s.started_at DESC LIMIT 1`,
+		byPeer: cols + `s.source = ? AND ` + peerMatch + ` AND ` + recoverable + ` AND ` + hasMessages +
+			` ORDER BY s.started_at DESC LIMIT 1`,
+		columns: []string{"session_key", "source", "message_count", "user_id", "chat_id", "chat_type", "thread_id", "started_at"},
+	}
+}
+
+// recoveries are the lookups by generation rule.
+var recoveries = map[sessionsjson.RecoveryRule]recoveryQueries{
+	// 86e64900b (2026-06-28), d5b4879d4: agent_close rows are recoverable.
+	sessionsjson.RecoveryV17: recoveryBefore26(`(s.ended_at IS NULL OR s.end_reason = 'agent_close')`),
+	// ca907480a (#63207): ws_orphan_reap rows too.
+	sessionsjson.RecoveryV21: recoveryBefore26(recoverable),
+	sessionsjson.RecoveryV26: {recoverByKey, recoverByPeer, []string{"session_key", "source", "last_activity_at", "message_count",
+		"user_id", "chat_id", "chat_type", "thread_id"}},
+}
 
 // RecoverGatewaySession is r0817's find_latest_gateway_session_for_peer (hermes_state.py at
 // 481156139): the row the gateway's load-time prune recovers for a routing entry whose row
@@ -65,14 +105,22 @@ var recoverByPeer = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_ac
 // error wraps ErrUnsupportedSchema.
 func (db *DB) RecoverGatewaySession(ctx context.Context, key, source string, peer *Peer) (r Recovered, found bool, err error) {
 	const op = "recover gateway session"
-	if err := db.requireSessionColumns(op, "session_key", "source", "last_activity_at", "message_count",
-		"user_id", "chat_id", "chat_type", "thread_id"); err != nil {
+	rq := recoveries[sessionsjson.RecoveryV26]
+	if err := db.requireSessionColumns(op, rq.columns...); err != nil {
 		return r, false, err
 	}
+	return recoverWith(ctx, db.sql, rq, "", nil, key, source, peer)
+}
+
+// recoverWith runs the lookup rq, each query preceded by with (a WITH clause whose arguments
+// are withArgs; "" for none).
+func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with string, withArgs []any, key, source string, peer *Peer) (r Recovered, found bool, err error) {
+	const op = "recover gateway session"
 	if key == "" {
 		return r, false, nil
 	}
-	err = db.sql.QueryRowContext(ctx, recoverByKey, key, source).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
+	args := append(append([]any{}, withArgs...), key, source)
+	err = q.QueryRowContext(ctx, with+rq.byKey, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
 	if err == nil {
 		return r, true, nil
 	}
@@ -82,8 +130,9 @@ func (db *DB) RecoverGatewaySession(ctx context.Context, key, source string, pee
 	if peer == nil || peer.ChatID == nil || peer.ChatType == nil {
 		return r, false, nil
 	}
-	err = db.sql.QueryRowContext(ctx, recoverByPeer, source, nullable(peer.UserID), nullable(peer.ChatID),
-		nullable(peer.ChatType), nullable(peer.ThreadID)).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
+	args = append(append([]any{}, withArgs...), source, nullable(peer.UserID), nullable(peer.ChatID),
+		nullable(peer.ChatType), nullable(peer.ThreadID))
+	err = q.QueryRowContext(ctx, with+rq.byPeer, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
