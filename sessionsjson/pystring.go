@@ -296,6 +296,9 @@ func appendPyReprString(dst []byte, cps []rune) []byte {
 	return append(dst, byte(quote))
 }
 
+// Truthy is Python truthiness of the value a raw JSON value decodes to.
+func Truthy(raw []byte) bool { return truthy(raw) }
+
 // truthy is Python truthiness of a decoded JSON value.
 func truthy(raw []byte) bool {
 	if len(raw) == 0 {

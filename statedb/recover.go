@@ -27,6 +27,9 @@ type Recovered struct {
 	// ActiveAt is COALESCE(last_activity_at, started_at): the recovered entry's updated_at
 	// (r0817; 0 under the earlier lookups, whose callers date the entry now).
 	ActiveAt float64
+	// HasMessages is the lookup's _has_messages: r0817 sets the rebuilt entry's
+	// reset_had_activity from it (the earlier lookups only find rows with messages).
+	HasMessages bool
 }
 
 // resetFence is the NOT EXISTS clause rejecting a candidate s behind a later reset boundary b
@@ -45,13 +48,13 @@ const hasMessages = `(COALESCE(s.message_count, 0) > 0 OR EXISTS (SELECT 1 FROM 
 
 // recoverByKey is the exact-key query of r0817's find_latest_gateway_session_for_peer
 // (d2a4d373e PR #82633: no longer requires messages, ranks by messages then recency).
-var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at) FROM sessions s
+var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at), ` + hasMessages + ` FROM sessions s
 	WHERE s.session_key = ? AND s.source = ? AND ` + recoverable + ` AND ` +
 	resetFence("b.session_key = s.session_key AND b.source = s.source") + `
 	ORDER BY ` + hasMessages + ` DESC, COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
 
 // recoverByPeer is its fallback on the full peer tuple, which still requires messages.
-var recoverByPeer = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at) FROM sessions s
+var recoverByPeer = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at), 1 FROM sessions s
 	WHERE s.source = ? AND ` + peerMatch + `
 	  AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
 	resetFence(`b.source = s.source AND COALESCE(b.user_id, '') = COALESCE(s.user_id, '')
@@ -67,7 +70,8 @@ const peerMatch = `COALESCE(s.user_id, '') = COALESCE(?, '') AND COALESCE(s.chat
 // recoveryQueries is one generation's find_latest_gateway_session_for_peer: its exact-key
 // query (arguments: key, source), its peer-tuple fallback (source, user_id, chat_id,
 // chat_type, thread_id) and the sessions columns they read. Each query selects the id, the
-// end_reason ("" while open) and the row's activity time (Recovered.ActiveAt).
+// end_reason ("" while open), the row's activity time (Recovered.ActiveAt) and whether it has
+// messages.
 type recoveryQueries struct {
 	byKey, byPeer string
 	columns       []string
@@ -77,7 +81,7 @@ type recoveryQueries struct {
 // c2a3b9ce5): rows with messages only, the latest started_at first, no reset fence. Their
 // callers rebuild the entry with updated_at = now, so ActiveAt is not selected (0).
 func recoveryBefore26(recoverable string) recoveryQueries {
-	const cols = `SELECT s.id, COALESCE(s.end_reason, ''), 0.0 FROM sessions s WHERE `
+	const cols = `SELECT s.id, COALESCE(s.end_reason, ''), 0.0, 1 FROM sessions s WHERE `
 	return recoveryQueries{
 		byKey: cols + `s.session_key = ? AND s.source = ? AND ` + recoverable + ` AND ` + hasMessages +
 			` ORDER BY s.started_at DESC LIMIT 1`,
@@ -120,7 +124,7 @@ func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with string
 		return r, false, nil
 	}
 	args := append(append([]any{}, withArgs...), key, source)
-	err = q.QueryRowContext(ctx, with+rq.byKey, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
+	err = q.QueryRowContext(ctx, with+rq.byKey, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
 	if err == nil {
 		return r, true, nil
 	}
@@ -132,7 +136,7 @@ func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with string
 	}
 	args = append(append([]any{}, withArgs...), source, nullable(peer.UserID), nullable(peer.ChatID),
 		nullable(peer.ChatType), nullable(peer.ThreadID))
-	err = q.QueryRowContext(ctx, with+rq.byPeer, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
+	err = q.QueryRowContext(ctx, with+rq.byPeer, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

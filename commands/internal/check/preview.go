@@ -124,16 +124,17 @@ func (p *startPreview) loadPrune() {
 // recovered row is promoted to a reset).
 func (p *startPreview) recoverPeer(e *sessionsjson.Entry, row home.Row, st *startState) {
 	r := p.rec[e.Key]
-	switch {
-	case e.OriginPlatform == "":
+	switch home.StaleEntryAction(p.h.Rules, e, r) {
+	case home.StaleDrop:
 		st.dropped = true
-		p.add(e.Key, "drop", "row ended "+row.EndReason+" and the entry has no origin to recover from; the load-time prune deletes it")
-	case r.Err != nil:
+		if e.OriginPlatform == "" {
+			p.add(e.Key, "drop", "row ended "+row.EndReason+" and the entry has no origin to recover from; the load-time prune deletes it")
+		} else {
+			p.add(e.Key, "drop", "row ended "+row.EndReason+" and no open or recoverable row has this key (find_latest_gateway_session_for_peer); the load-time prune deletes the entry")
+		}
+	case home.StaleKeep:
 		p.add(e.Key, "keep", "row ended "+row.EndReason+"; the load-time recovery lookup fails ("+oneLine(r.Err)+"), so the runtime keeps the entry unchanged (d17daf0b1)")
-	case !r.Found:
-		st.dropped = true
-		p.add(e.Key, "drop", "row ended "+row.EndReason+" and no open or recoverable row has this key (find_latest_gateway_session_for_peer); the load-time prune deletes the entry")
-	case r.Target.ID == e.SessionID:
+	case home.StaleReopen:
 		st.dropped = true
 		p.add(e.Key, "recover", "row ended "+row.EndReason+"; the load-time prune reopens it and drops the entry: the next message resumes the session")
 	default:

@@ -267,21 +267,33 @@ func (h *Home) openDB(ctx context.Context) error {
 
 // LoadMirror reads and decodes sessions.json (again, when a plan let it go).
 func (h *Home) LoadMirror() error {
+	data, err := h.readMirror()
+	h.settleRules(data)
+	if err != nil || data == nil {
+		return err
+	}
+	return h.decodeMirror(data)
+}
+
+// readMirror reads sessions.json: nil without error when it does not exist.
+func (h *Home) readMirror() ([]byte, error) {
 	path := h.Opts.Home.SessionsJSON()
 	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxSessionsJSONBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		h.settleRules(nil)
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		h.settleRules(nil)
-		return failure.Mark(failure.Data, readError(path, err))
+		return nil, failure.Mark(failure.Data, readError(path, err))
 	}
+	return data, nil
+}
+
+// decodeMirror decodes sessions.json under h.Rules into h.Mirror.
+func (h *Home) decodeMirror(data []byte) error {
 	h.Mirror.ASCIIOnly = sessionsjson.DetectASCIIOnly(data)
-	h.settleRules(data)
 	doc, err := sessionsjson.Decode(data, h.Rules)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", h.Opts.Home.SessionsJSON(), err)
 	}
 	h.Mirror.Doc = doc
 	return nil
@@ -390,7 +402,11 @@ func (h *Home) addLegacy(keys []mirrorKey) error {
 	}
 	doc := h.Mirror.Doc
 	if doc == nil {
-		if err := h.LoadMirror(); err != nil {
+		data, err := h.readMirror()
+		if err == nil && data != nil {
+			err = h.decodeMirror(data)
+		}
+		if err != nil {
 			return err
 		}
 		doc, h.Mirror.Doc = h.Mirror.Doc, nil

@@ -232,28 +232,85 @@ func (h *Home) Recoveries(ctx context.Context, rows map[string]Row) map[string]R
 		if !ok || row.EndReason == "" || e.OriginPlatform == "" {
 			continue
 		}
-		target, found, err := h.DB.RecoverGatewaySession(ctx, e.Key, e.OriginPlatform, originPeer(e))
+		target, found, err := h.DB.RecoverGatewaySession(ctx, e.Key, e.OriginPlatform, RecoveryPeer(e, h.Rules))
 		out[e.Key] = Recovery{Found: found, Target: target, Err: err}
 	}
 	return out
 }
 
-// originPeer is the peer tuple of an entry's origin for the lookup's fallback, nil where the
+// StaleAction is what the load-time prune does with an entry whose row ended.
+type StaleAction int
+
+// Load-time prune actions.
+const (
+	// StaleDrop: the entry is deleted (no origin, no row recovered, or a lookup that raised
+	// where the generation drops then).
+	StaleDrop StaleAction = iota
+	// StaleKeep: the lookup raised and the generation keeps the entry unchanged (r0817,
+	// d17daf0b1).
+	StaleKeep
+	// StaleReopen: the lookup found the entry's own row: the row is reopened and the entry
+	// deleted (the next message resumes the session).
+	StaleReopen
+	// StaleRepoint: the lookup found another row: the entry is rebuilt on it, and the row
+	// reopened when it had ended.
+	StaleRepoint
+)
+
+// StaleEntryAction decides the load-time prune of an entry whose row ended, from its origin
+// and what the recovery lookup of rules found for it (gateway/session.py
+// _prune_stale_sessions_locked: 52d0d671e and c2a3b9ce5 drop the entry when the lookup
+// raises, 481156139 keeps it).
+func StaleEntryAction(rules sessionsjson.Rules, e *sessionsjson.Entry, r Recovery) StaleAction {
+	switch {
+	case e.OriginPlatform == "": // recovery needs the entry's origin
+		return StaleDrop
+	case r.Err != nil && rules.Recovery == sessionsjson.RecoveryV26:
+		return StaleKeep
+	case r.Err != nil || !r.Found:
+		return StaleDrop
+	case r.Target.ID == e.SessionID:
+		return StaleReopen
+	}
+	return StaleRepoint
+}
+
+// RecoveryPeer is the peer tuple of an entry's origin for the fallback of the recovery
+// lookup of rules, nil where the runtime allows none (r0817: a Slack origin with a workspace
+// scope_id, _legacy_slack_session_key; r0703 and r0715 always pass the origin's peer).
+func RecoveryPeer(e *sessionsjson.Entry, rules sessionsjson.Rules) *statedb.Peer {
+	if rules.Recovery != sessionsjson.RecoveryV26 {
+		return peerOf(e)
+	}
+	return originPeer(e)
+}
+
+// originPeer is the peer tuple of an entry's origin for r0817's fallback, nil where the
 // runtime allows none (a Slack origin with a workspace scope_id: _legacy_slack_session_key).
 func originPeer(e *sessionsjson.Entry) *statedb.Peer {
-	str := func(name string) *string {
-		raw, ok := sessionsjson.MemberPath(e.Text(), "origin."+name)
-		if !ok || len(raw) == 0 || raw[0] != '"' {
+	if e.OriginPlatform == "slack" {
+		if id := originString(e, "scope_id"); id != nil && *id != "" {
 			return nil
 		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil
-		}
-		return &s
 	}
-	if e.OriginPlatform == "slack" && str("scope_id") != nil && *str("scope_id") != "" {
+	return peerOf(e)
+}
+
+// peerOf is the peer tuple of an entry's origin (string members only).
+func peerOf(e *sessionsjson.Entry) *statedb.Peer {
+	str := func(name string) *string { return originString(e, name) }
+	return &statedb.Peer{UserID: str("user_id"), ChatID: str("chat_id"), ChatType: str("chat_type"), ThreadID: str("thread_id")}
+}
+
+// originString is origin.<name> when it is a JSON string, else nil.
+func originString(e *sessionsjson.Entry, name string) *string {
+	raw, ok := sessionsjson.MemberPath(e.Text(), "origin."+name)
+	if !ok || len(raw) == 0 || raw[0] != '"' {
 		return nil
 	}
-	return &statedb.Peer{UserID: str("user_id"), ChatID: str("chat_id"), ChatType: str("chat_type"), ThreadID: str("thread_id")}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	return &s
 }

@@ -64,6 +64,9 @@ type Routing struct {
 	Imported      int       `json:"imported"`
 	// LoadedByFrom is how many entries the home's own generation loads (a rollback's base).
 	LoadedByFrom int `json:"loaded_by_from"`
+	// LoadError is why the target's load of sessions.json fails (unreadable or not JSON): none
+	// of its entries load.
+	LoadError string `json:"load_error,omitempty"`
 }
 
 // Dropped is an entry the target's loader drops: Reason is session_ended (EndReason set) or
@@ -99,6 +102,9 @@ type StartMaintenance struct {
 type Latched struct {
 	Latched     bool `json:"latched"`
 	WouldChange int  `json:"would_change"`
+	// Raises is why the runtime's call raises on this home (it then changes nothing and sets
+	// no latch: the next CLI start tries again).
+	Raises string `json:"raises,omitempty"`
 }
 
 // AutoPrune is maybe_auto_prune_and_vacuum as the target reads config.yaml.
@@ -111,6 +117,10 @@ type AutoPrune struct {
 	Vacuum           bool    `json:"vacuum"`
 	// Configured: config.yaml sets sessions.auto_prune itself (not the target's default).
 	Configured bool `json:"configured"`
+	// Raises is why the callers' reading of config.yaml raises (auto-prune then does not run).
+	Raises string `json:"raises,omitempty"`
+	// Note is what the prediction assumed about config.yaml (e.g. unparseable: defaults).
+	Note string `json:"note,omitempty"`
 }
 
 // EntriesPrune is the gateway's first-hour prune_old_entries.
@@ -118,6 +128,9 @@ type EntriesPrune struct {
 	MaxAgeDays float64  `json:"max_age_days"`
 	WouldDrop  int      `json:"would_drop"`
 	Keys       []string `json:"keys"`
+	// Raises is why the prune raises (an aware updated_at compared with the naive cutoff):
+	// it drops nothing.
+	Raises string `json:"raises,omitempty"`
 }
 
 // FTSRebuild is the full-text index work the target's open does.

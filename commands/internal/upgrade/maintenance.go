@@ -1,0 +1,292 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// ErrNoDatabase is returned when the home's state.db could not be opened: the target's first
+// start cannot be predicted (its own open would fail on the file).
+var ErrNoDatabase = errors.New("state.db unreadable: the target's start is not predicted")
+
+// state_meta keys maybe_auto_prune_and_vacuum reads and writes.
+const (
+	metaLastAutoPrune = "last_auto_prune"
+	metaLastVacuum    = "last_vacuum"
+)
+
+// Seconds per hour and per day, as the runtime multiplies its settings.
+const (
+	secondsPerHour = 3600
+	secondsPerDay  = 86400
+	microsPerDay   = secondsPerDay * 1_000_000
+)
+
+// Start predicts, read-only, what the first start of the target generation does to the home
+// after its open, under the target's rules and defaults and the home's config.yaml, at the
+// home's clock (h.Opts.Clock), in the runtime's order (the package comment's steps 2–5): the
+// gateway's auto-prune, the routing store's first load, the CLI's latched repairs and
+// auto-prune, the gateway's first-hour entries prune. Each step sees what the earlier ones
+// changed (statedb.View). Routing.LoadedByFrom and Dropped.LoadedByFrom come from the home's
+// own generation's load (h.Rules) of the home as it is.
+func Start(ctx context.Context, h *home.Home, to Target) (Routing, StartMaintenance, error) {
+	if h.DBErr != nil {
+		return Routing{}, StartMaintenance{}, fmt.Errorf("%w: %v", ErrNoDatabase, h.DBErr)
+	}
+	s, err := newStartRun(h, to)
+	if err != nil {
+		return Routing{}, StartMaintenance{}, err
+	}
+	for _, step := range []func(context.Context) error{s.gatewayInit, s.gatewayLoad, s.cliStart} {
+		if err := step(ctx); err != nil {
+			return Routing{}, StartMaintenance{}, err
+		}
+	}
+	s.firstHour()
+	return s.routing, s.maint, nil
+}
+
+// startRun is one predicted start: the view of state.db, the settings read from config.yaml,
+// the state_meta values the start writes, and what each step found.
+type startRun struct {
+	h     *home.Home
+	rules sessionsjson.Rules
+	now   float64
+	view  *statedb.View // nil without state.db
+	cfg   autoPruneSettings
+	meta  map[string]string
+	load  *storeLoad
+
+	routing Routing
+	maint   StartMaintenance
+}
+
+// newStartRun prepares the start: the view as the target's open leaves the file (its added
+// columns, the v18 backfill when it runs it) and the auto-prune settings.
+func newStartRun(h *home.Home, to Target) (*startRun, error) {
+	s := &startRun{h: h, rules: to.Rules, now: h.Opts.Clock.Unix, meta: map[string]string{}}
+	if h.DB != nil {
+		s.view = h.DB.NewView(to.Schema, s.now)
+		if from := fileVersion(h, to); from < statedb.PeerBackfillVersion && to.Schema >= statedb.PeerBackfillVersion {
+			s.view.SetFills(peerFills(h))
+		}
+	}
+	section := readSessionsSection(h.Opts.Home)
+	s.cfg = section.settings(to.Rules.Maintenance)
+	s.maint.AutoPrune = AutoPrune{Enabled: s.cfg.enabled && to.Rules.Maintenance.AutoPrune,
+		RetentionDays: float64(s.cfg.retentionDays), MinIntervalHours: float64(s.cfg.minIntervalHours),
+		Configured: section.configured, Raises: s.cfg.raises, Note: section.note}
+	s.maint.EntriesPrune = EntriesPrune{MaxAgeDays: sessionsjson.SessionStoreMaxAgeDays, Keys: []string{}}
+	return s, nil
+}
+
+// fileVersion is the schema_version the target's migration starts from: the file's, or,
+// without a schema_version row, the target's own (its open inserts it and migrates nothing).
+func fileVersion(h *home.Home, to Target) int {
+	if h.Schema.VersionMissing {
+		return to.Schema
+	}
+	return h.Schema.Version
+}
+
+// getMeta reads state_meta as the start left it so far.
+func (s *startRun) getMeta(ctx context.Context, key string) (string, error) {
+	if v, ok := s.meta[key]; ok {
+		return v, nil
+	}
+	if s.h.DB == nil {
+		return "", nil
+	}
+	v, _, err := s.h.DB.Meta(ctx, key)
+	return v, err
+}
+
+// gatewayInit is GatewayRunner.__init__'s maybe_auto_prune_and_vacuum (gateway/run.py).
+func (s *startRun) gatewayInit(ctx context.Context) error {
+	if !s.maint.AutoPrune.Enabled {
+		return nil
+	}
+	return s.autoPrune(ctx, true)
+}
+
+// autoPrune is maybe_auto_prune_and_vacuum (hermes_state.py, b8663813b; VACUUM throttle
+// bd856a02f): skipped within min_interval_hours of last_auto_prune, else prune_sessions
+// (older_than_days = retention_days), VACUUM when it deleted something (and, r0817, when
+// min_vacuum_interval_days passed since last_vacuum), last_auto_prune = now.
+func (s *startRun) autoPrune(ctx context.Context, first bool) error {
+	last, err := s.getMeta(ctx, metaLastAutoPrune)
+	if err != nil {
+		return err
+	}
+	if f, err := pyFloat(last); last != "" && err == nil && s.now-f < float64(s.cfg.minIntervalHours)*secondsPerHour {
+		s.maint.AutoPrune.Throttled = s.maint.AutoPrune.Throttled || first
+		return nil
+	}
+	var ids []string
+	if s.view != nil {
+		cutoff := s.now - float64(s.cfg.retentionDays)*secondsPerDay
+		if ids, err = s.view.PruneCandidates(ctx, cutoff, s.rules.Maintenance.Age); err != nil {
+			return fmt.Errorf("auto-prune: %w", err)
+		}
+		s.view.Delete(ids...)
+	}
+	s.maint.AutoPrune.WouldDelete += len(ids)
+	due, err := s.vacuumDue(ctx)
+	if err != nil {
+		return err
+	}
+	if s.cfg.vacuum && len(ids) > 0 && due {
+		s.maint.AutoPrune.Vacuum = true
+		if s.rules.Maintenance.VacuumThrottle {
+			s.meta[metaLastVacuum] = pyStr(s.now)
+		}
+	}
+	s.meta[metaLastAutoPrune] = pyStr(s.now)
+	return nil
+}
+
+// vacuumDue is r0817's VACUUM throttle: due when last_vacuum is absent, empty, not a number,
+// or min_vacuum_interval_days old; always due before r0817.
+func (s *startRun) vacuumDue(ctx context.Context) (bool, error) {
+	if !s.rules.Maintenance.VacuumThrottle {
+		return true, nil
+	}
+	last, err := s.getMeta(ctx, metaLastVacuum)
+	if err != nil {
+		return false, err
+	}
+	f, perr := pyFloat(last)
+	return last == "" || perr != nil || s.now-f >= float64(s.cfg.minVacuumIntervalDays)*secondsPerDay, nil
+}
+
+// pyStr is Python's str() of a float time.
+func pyStr(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// gatewayLoad is the routing store's first load under the target's rules, on the state the
+// gateway's auto-prune left; the home's own generation's load of the home as it is gives
+// LoadedByFrom.
+func (s *startRun) gatewayLoad(ctx context.Context) error {
+	l, err := loadStore(ctx, s.h, s.rules, s.view)
+	if err != nil {
+		return err
+	}
+	var own *statedb.View
+	if s.h.DB != nil {
+		own = s.h.DB.NewView(s.h.Schema.Version, s.now)
+	}
+	ownLoad, err := loadStore(ctx, s.h, s.h.Rules, own)
+	if err != nil {
+		return err
+	}
+	s.load, s.routing = l, l.report(ownLoad)
+	return nil
+}
+
+// cliStart is cli._run_state_db_auto_maintenance: the latched ghost prune, the latched
+// orphan finalize (3b750715a … 481156139), then the auto-prune, throttled by the gateway's.
+func (s *startRun) cliStart(ctx context.Context) error {
+	if !s.rules.DBRepairs {
+		return nil // no latched repair before r0506
+	}
+	var err error
+	if s.maint.GhostPrune, err = s.latched(ctx, statedb.LatchPruneGhosts, s.ghostPrune); err != nil {
+		return err
+	}
+	if s.maint.OrphanFinalize, err = s.latched(ctx, statedb.LatchFinalizeOrphans, s.orphanFinalize); err != nil {
+		return err
+	}
+	if !s.maint.AutoPrune.Enabled {
+		return nil
+	}
+	return s.autoPrune(ctx, false)
+}
+
+// latched runs a one-time repair unless its state_meta latch is set (any non-empty value:
+// `if not get_meta(key)`); the latch is set after a call that did not raise.
+func (s *startRun) latched(ctx context.Context, key string, repair func(context.Context) (int, string, error)) (Latched, error) {
+	v, err := s.getMeta(ctx, key)
+	if err != nil {
+		return Latched{}, err
+	}
+	if v != "" {
+		return Latched{Latched: true}, nil
+	}
+	n, raises, err := repair(ctx)
+	if err != nil {
+		return Latched{}, err
+	}
+	if raises == "" {
+		s.meta[key] = "1"
+	}
+	return Latched{WouldChange: n, Raises: raises}, nil
+}
+
+// ghostPrune is prune_empty_ghost_sessions at now: its one DELETE fails on a ghost that a
+// remaining row names as parent, and then deletes nothing.
+func (s *startRun) ghostPrune(ctx context.Context) (int, string, error) {
+	if s.view == nil {
+		return 0, "", nil
+	}
+	ids, fails, err := s.view.Ghosts(ctx, s.now-statedb.DefaultGhostMinAge)
+	if raises, err := raisesOn(err); raises != "" || err != nil {
+		return 0, raises, err
+	}
+	if fails {
+		return 0, "FOREIGN KEY constraint failed: a session that is not a ghost names a ghost as its parent", nil
+	}
+	s.view.Delete(ids...)
+	return len(ids), "", nil
+}
+
+// orphanFinalize is finalize_orphaned_compression_sessions at now. Like the runtime, it
+// ends continuations holding a live compression lock or turn lease too.
+func (s *startRun) orphanFinalize(ctx context.Context) (int, string, error) {
+	if s.view == nil {
+		return 0, "", nil
+	}
+	ids, err := s.view.Orphans(ctx, s.now-statedb.DefaultOrphanMinAge)
+	if raises, err := raisesOn(err); raises != "" || err != nil {
+		return 0, raises, err
+	}
+	s.view.Finalize(ids...)
+	return len(ids), "", nil
+}
+
+// raisesOn splits a view error: a query the runtime's SQL cannot run on the file (the
+// runtime's call raises) from a failure to read it.
+func raisesOn(err error) (string, error) {
+	if errors.Is(err, statedb.ErrUnsupportedSchema) {
+		return err.Error(), nil
+	}
+	return "", err
+}
+
+// firstHour is SessionStore.prune_old_entries(session_store_max_age_days) in the gateway's
+// first hour: entries not updated for 90 days (strictly older) are dropped, suspended ones
+// kept (eb07c0564 … 481156139); an aware updated_at makes the comparison raise, and nothing
+// is dropped.
+func (s *startRun) firstHour() {
+	p := &s.maint.EntriesPrune
+	cutoff := s.load.now - sessionsjson.SessionStoreMaxAgeDays*microsPerDay
+	var keys []string
+	for _, e := range s.load.kept {
+		switch {
+		case e.suspended:
+		case e.aware:
+			p.Raises = "entry " + strconv.Quote(e.key) + " has an aware updated_at: comparing it with the naive cutoff raises TypeError"
+			return
+		case e.updated < cutoff:
+			keys = append(keys, e.key)
+		}
+	}
+	slices.Sort(keys)
+	p.Keys = append(p.Keys, keys...)
+	p.WouldDrop = len(keys)
+}

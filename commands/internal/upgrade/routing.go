@@ -1,0 +1,345 @@
+package upgrade
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// Reasons of Dropped and Changed.
+const (
+	ReasonSessionEnded = "session_ended" // the load-time prune deleted the entry: its row ended
+	ReasonLoaderFailed = "loader_failed" // the loader does not load the entry
+	ReasonRepointed    = "repointed"     // the load-time prune rebuilt the entry on another row
+)
+
+// storeEntry is an entry in the store after the load: what the gateway's first-hour entries
+// prune reads of it.
+type storeEntry struct {
+	key       string
+	suspended bool
+	// updated is updated_at on the WallMicros scale; aware: an aware timestamp, which the
+	// prune's comparison with a naive time raises on.
+	updated  int64
+	aware    bool
+	imported bool // taken from sessions.json into gateway_routing (a db-primary loader)
+}
+
+// storeLoad is one generation's routing store load (gateway/session.py _ensure_loaded_locked
+// and _prune_stale_sessions_locked) on the view of state.db: what it read, kept, dropped and
+// rebuilt.
+type storeLoad struct {
+	rules   sessionsjson.Rules
+	now     int64 // the start's naive local time (WallMicros scale)
+	view    *statedb.View
+	read    int
+	kept    []storeEntry
+	dropped []Dropped
+	changed []Changed
+	// loadErr is why sessions.json loads no entry (the runtime's load of it fails).
+	loadErr error
+}
+
+// loadStore runs the store load of rules on h, with the view of state.db v (nil without
+// state.db: no row ends, nothing is pruned). Rows the recovery reopens are recorded in v.
+func loadStore(ctx context.Context, h *home.Home, rules sessionsjson.Rules, v *statedb.View) (*storeLoad, error) {
+	r, mirrorErr, err := h.RoutingUnder(ctx, rules)
+	if err != nil {
+		return nil, err
+	}
+	l := &storeLoad{rules: rules, now: h.Opts.Clock.NaiveLocalMicros(time.Local), view: v, loadErr: mirrorErr}
+	var loaded []*sessionsjson.Entry
+	for _, e := range r.Entries {
+		if strings.HasPrefix(e.Key, "_") { // not an entry (r0418–r0525 try to load it, and may fail on it)
+			continue
+		}
+		l.read++
+		if e.Skip != "" {
+			l.dropped = append(l.dropped, Dropped{Key: e.Key, Reason: ReasonLoaderFailed, Message: e.Skip})
+			continue
+		}
+		loaded = append(loaded, e)
+	}
+	if err := l.prune(ctx, loaded, r.Legacy); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// prune is the load-time prune over the loaded entries, in the store's order: an entry
+// whose row ended is kept, dropped, or rebuilt on the row the recovery lookup finds; the
+// rows the lookup finds are reopened.
+func (l *storeLoad) prune(ctx context.Context, loaded []*sessionsjson.Entry, imported map[string]bool) error {
+	ended, err := l.endedRows(ctx, loaded)
+	if err != nil {
+		return err
+	}
+	for _, e := range loaded {
+		reason := ended[e.SessionID]
+		if reason == nil || l.view.Reopened(e.SessionID) {
+			l.keep(e, imported[e.Key])
+			continue
+		}
+		if err := l.stale(ctx, e, *reason, imported[e.Key]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endedRows returns the end_reason of the rows the loaded entries point at that the view has
+// and that ended (get_session before the loop; the loop's reopenings are in the view).
+func (l *storeLoad) endedRows(ctx context.Context, loaded []*sessionsjson.Entry) (map[string]*string, error) {
+	if !l.rules.PruneEndedAtLoad || l.view == nil || len(loaded) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(loaded))
+	for _, e := range loaded {
+		ids = append(ids, e.SessionID)
+	}
+	rows, err := l.view.EndReasons(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load-time prune: %w", err)
+	}
+	return rows, nil
+}
+
+// keep adds an entry the load keeps as it is.
+func (l *storeLoad) keep(e *sessionsjson.Entry, imported bool) {
+	l.kept = append(l.kept, storeEntry{key: e.Key, suspended: e.Suspended, updated: e.UpdatedAt.WallMicros(),
+		aware: e.UpdatedAt.Aware, imported: imported})
+}
+
+// stale is the load-time prune of one entry whose row ended with reason.
+func (l *storeLoad) stale(ctx context.Context, e *sessionsjson.Entry, reason string, imported bool) error {
+	var rec home.Recovery
+	if e.OriginPlatform != "" {
+		var err error
+		rec.Target, rec.Found, err = l.view.Recover(ctx, l.rules.Recovery, e.Key, e.OriginPlatform, home.RecoveryPeer(e, l.rules))
+		if err != nil && !errors.Is(err, statedb.ErrUnsupportedSchema) {
+			return fmt.Errorf("load-time prune of %q: %w", e.Key, err)
+		}
+		rec.Err = err // the runtime's lookup raises on this file
+	}
+	switch home.StaleEntryAction(l.rules, e, rec) {
+	case home.StaleKeep:
+		l.keep(e, imported)
+	case home.StaleRepoint:
+		l.view.Reopen(rec.Target.ID)
+		l.kept = append(l.kept, storeEntry{key: e.Key, updated: l.rebuiltAt(rec.Target), imported: imported})
+		l.changed = append(l.changed, Changed{Key: e.Key, Reason: ReasonRepointed, Fields: l.rebuiltFields(e, rec.Target),
+			Before: e.SessionID, After: rec.Target.ID})
+	case home.StaleReopen:
+		l.view.Reopen(e.SessionID)
+		fallthrough
+	default:
+		l.dropped = append(l.dropped, Dropped{Key: e.Key, Reason: ReasonSessionEnded, EndReason: reason})
+	}
+	return nil
+}
+
+// rebuiltAt is the updated_at of an entry rebuilt on the recovered row: r0817 dates it by the
+// row's last activity, else its start (_create_entry_from_recovered_row at 481156139);
+// before, the load's now.
+func (l *storeLoad) rebuiltAt(t statedb.Recovered) int64 {
+	if l.rules.Recovery != sessionsjson.RecoveryV26 {
+		return l.now
+	}
+	return sessionsjson.ClockFromUnix(t.ActiveAt).NaiveLocalMicros(time.Local)
+}
+
+// resetOnRebuild are the entry fields a rebuilt entry holds at their defaults (false or
+// null): a truthy value before is a change.
+var resetOnRebuild = []string{"resume_pending", "resume_reason", "last_resume_marked_at", "suspended", "model_override",
+	"was_auto_reset", "auto_reset_reason", "is_fresh_reset", "metadata", "active_turn_token", "active_turn_started_at", "prev_session_id"}
+
+// rebuiltFields names the fields a rebuilt entry changes: the row's id and times, and the
+// flags and values the rebuild resets; reset_had_activity is the row's _has_messages from
+// r0817 on (false before).
+func (l *storeLoad) rebuiltFields(e *sessionsjson.Entry, t statedb.Recovered) []string {
+	fields := []string{"created_at", "session_id", "updated_at"}
+	for _, name := range resetOnRebuild {
+		if raw, ok := e.Get(name); ok && sessionsjson.Truthy(raw) {
+			fields = append(fields, name)
+		}
+	}
+	had := false
+	if raw, ok := e.Get("reset_had_activity"); ok {
+		had = sessionsjson.Truthy(raw)
+	}
+	if had != (t.HasMessages && l.rules.Recovery == sessionsjson.RecoveryV26) {
+		fields = append(fields, "reset_had_activity")
+	}
+	slices.Sort(fields)
+	return fields
+}
+
+// keptKeys is the set of keys the load kept.
+func (l *storeLoad) keptKeys() map[string]bool {
+	out := make(map[string]bool, len(l.kept))
+	for _, e := range l.kept {
+		out[e.key] = true
+	}
+	return out
+}
+
+// report is the load as data.upgrade's routing: own is the home's own generation's load
+// (LoadedByFrom, and whether a dropped entry is one it loads).
+func (l *storeLoad) report(own *storeLoad) Routing {
+	r := Routing{EntriesBefore: l.read, Kept: len(l.kept), Dropped: l.dropped, Changed: l.changed, LoadedByFrom: len(own.kept)}
+	if l.loadErr != nil {
+		r.LoadError = l.loadErr.Error()
+	}
+	for _, e := range l.kept {
+		if e.imported {
+			r.Imported++
+		}
+	}
+	ownKept := own.keptKeys()
+	for i := range r.Dropped {
+		r.Dropped[i].LoadedByFrom = ownKept[r.Dropped[i].Key]
+	}
+	slices.SortFunc(r.Dropped, func(a, b Dropped) int { return cmp.Compare(a.Key, b.Key) })
+	slices.SortFunc(r.Changed, func(a, b Changed) int { return cmp.Compare(a.Key, b.Key) })
+	if r.Dropped == nil {
+		r.Dropped = []Dropped{}
+	}
+	if r.Changed == nil {
+		r.Changed = []Changed{}
+	}
+	return r
+}
+
+// peerFills is what the v18 migration copies from sessions.json into the rows its entries
+// point at (hermes_state.py _backfill_gateway_metadata_from_sessions_json, 747386ecf; at
+// c2a3b9ce5): for each key not starting with "_" whose value is an object with a truthy
+// session_id, in the file's dict order (a key's last value), session_key (else the key),
+// origin.chat_id, chat_type and origin.thread_id. A file json.load refuses gives none; a value
+// sqlite3 cannot bind (an object or a list, an int beyond 64 bits) raises there and ends the
+// backfill, the earlier entries' updates kept.
+func peerFills(h *home.Home) []statedb.PeerFill {
+	data, err := sessionsjson.ReadRegularFile(h.Opts.Home.SessionsJSON(), sessionsjson.MaxSessionsJSONBytes)
+	if err != nil {
+		return nil
+	}
+	doc, err := sessionsjson.Decode(data, h.Rules)
+	if err != nil {
+		return nil
+	}
+	var fills []statedb.PeerFill
+	for _, m := range dictMembers(doc) {
+		if m.Underscore {
+			continue
+		}
+		f, ok, stop := peerFill(m.Key, m.Raw)
+		if stop {
+			break
+		}
+		if ok {
+			fills = append(fills, f)
+		}
+	}
+	return fills
+}
+
+// dictMembers lists the top-level members as json.load's dict holds them: each key once, in
+// the order of its first occurrence, with its last value.
+func dictMembers(doc *sessionsjson.Document) []sessionsjson.Member {
+	members := doc.Members()
+	at := map[string]int{}
+	var out []sessionsjson.Member
+	for _, m := range members {
+		if i, ok := at[m.Key]; ok {
+			out[i].Raw = m.Raw
+			continue
+		}
+		at[m.Key] = len(out)
+		out = append(out, m)
+	}
+	return out
+}
+
+// peerFill is one entry's fill: ok is false when the migration skips the entry, stop when
+// binding one of its values raises.
+func peerFill(key string, raw []byte) (f statedb.PeerFill, ok, stop bool) {
+	var entry map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&entry) != nil || entry == nil {
+		return f, false, false // not a dict
+	}
+	id, ok := pyStrID(entry["session_id"])
+	if !ok {
+		return f, false, false
+	}
+	f = statedb.PeerFill{ID: id, SessionKey: entry["session_key"], ChatType: entry["chat_type"]}
+	if !truthyJSON(f.SessionKey) {
+		f.SessionKey = key
+	}
+	if origin, isDict := entry["origin"].(map[string]any); isDict {
+		f.ChatID, f.ThreadID = origin["chat_id"], origin["thread_id"]
+	}
+	for _, v := range []any{f.SessionKey, f.ChatID, f.ChatType, f.ThreadID, entry["display_name"]} {
+		if !bindable(v) {
+			return f, false, true
+		}
+	}
+	return f, true, false
+}
+
+// pyStrID is str(session_id) for a truthy string or integer id; other values match no row.
+func pyStrID(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, v != ""
+	case json.Number:
+		if n, err := v.Int64(); err == nil && n != 0 {
+			return strconv.FormatInt(n, 10), true
+		}
+	}
+	return "", false
+}
+
+// truthyJSON is Python truthiness of a decoded JSON value.
+func truthyJSON(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case string:
+		return v != ""
+	case json.Number:
+		f, err := v.Float64()
+		return err != nil || f != 0
+	case map[string]any:
+		return len(v) > 0
+	case []any:
+		return len(v) > 0
+	}
+	return true
+}
+
+// bindable reports whether sqlite3 binds a decoded JSON value as a parameter.
+func bindable(v any) bool {
+	switch v := v.(type) {
+	case map[string]any, []any:
+		return false
+	case json.Number:
+		if _, err := v.Int64(); err != nil && !strings.ContainsAny(v.String(), ".eE") {
+			return false // an int beyond 64 bits: OverflowError
+		}
+	}
+	return true
+}
