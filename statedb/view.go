@@ -3,30 +3,30 @@ package statedb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // View is state.db as the runtime of another generation would see it after its open and the
-// changes its first start has made so far, predicted without writing anything: rows deleted
-// (with their messages, and their children's parent_session_id cleared, as prune_sessions
-// does), rows reopened by the load-time recovery, rows the orphan finalize ended, and the
-// sessions columns the runtime's open adds to an older file (with the value existing rows get,
-// and the v18 backfill from sessions.json). Every query of the view runs the runtime's own SQL
-// (the predicates of this package) against a WITH clause that shadows `sessions` and
-// `messages` with the predicted tables; the file itself is only read.
+// changes its first start has made so far, predicted without writing to the file: the
+// sessions columns the runtime's rules read are copied into a TEMP table of the connection
+// (the columns its open adds to an older file get the value existing rows get, and the v18
+// backfill from sessions.json is applied), and the start's changes are made there with the
+// runtime's own statements: rows deleted (their children's parent_session_id cleared first,
+// as prune_sessions does), reopened by the load-time recovery, ended by the orphan finalize.
+// Every query of the view runs the runtime's own SQL (the predicates of this package) with
+// `sessions` bound to that table by a WITH clause; `messages` is the file's (a deleted row's
+// messages are never looked up again: the predicates only look up those of remaining rows).
+// Close drops the table.
 type View struct {
-	db      *DB
-	now     float64
-	columns []string // the view's sessions columns: SQL expressions "… AS name"
-	has     map[string]bool
-	deleted []string
-	gone    map[string]bool
-	// reopened and finalized are the ids whose ended_at/end_reason the start changed.
-	reopened, finalized map[string]bool
-	fills               []PeerFill
+	db       *DB
+	table    string // the TEMP table holding the view's sessions rows
+	has      map[string]bool
+	reopened map[string]bool
 }
 
 // PeerFill is what the v18 migration copies from one sessions.json entry into the sessions
@@ -46,92 +46,145 @@ type PeerFill struct {
 const PeerBackfillVersion = 18
 
 // viewColumn is a sessions column the view's queries read: the schema version from which
-// the runtime declares it (its open adds a missing declared column, _reconcile_columns) and
-// the value the rows of an older file get then.
+// the runtime declares it (its open adds a missing declared column, _reconcile_columns), its
+// declared type and the value the rows of an older file get then.
 type viewColumn struct {
 	name  string
 	since int
+	typ   string
 	added string
 }
 
 // viewColumns are the columns the runtime rules run on the view read (the ghost and orphan
 // predicates, prune_sessions, find_latest_gateway_session_for_peer).
 var viewColumns = []viewColumn{
-	{"id", 1, ""}, {"source", 1, ""}, {"user_id", 1, ""}, {"title", 1, ""}, {"parent_session_id", 1, ""},
-	{"started_at", 1, ""}, {"ended_at", 1, ""}, {"end_reason", 1, ""}, {"message_count", 1, ""},
-	{"api_call_count", 7, "0"}, // 5fb143169 (2026-04-22): INTEGER DEFAULT 0; r0506 (3b750715a)
-	// 86e64900b (2026-06-28): the gateway peer of a row; r0703 (52d0d671e). NULL, or what the
+	{"id", 1, "TEXT", ""}, {"source", 1, "TEXT", ""}, {"user_id", 1, "TEXT", ""}, {"title", 1, "TEXT", ""},
+	{"parent_session_id", 1, "TEXT", ""}, {"started_at", 1, "REAL", ""}, {"ended_at", 1, "REAL", ""},
+	{"end_reason", 1, "TEXT", ""}, {"message_count", 1, "INTEGER", ""},
+	{"api_call_count", 7, "INTEGER", "0"}, // 5fb143169 (2026-04-22): INTEGER DEFAULT 0; r0506 (3b750715a)
+	// 86e64900b (2026-06-28): the gateway peer of a row; r0703 (52d0d671e): NULL, or what the
 	// v18 backfill copies.
-	{"session_key", 17, "NULL"}, {"chat_id", 17, "NULL"}, {"chat_type", 17, "NULL"}, {"thread_id", 17, "NULL"},
-	{"last_activity_at", 24, "NULL"}, // c2088efe9 (v24): NULL until the next activity
+	{"session_key", 17, "TEXT", "NULL"}, {"chat_id", 17, "TEXT", "NULL"}, {"chat_type", 17, "TEXT", "NULL"},
+	{"thread_id", 17, "TEXT", "NULL"},
+	{"last_activity_at", 24, "REAL", "NULL"}, // c2088efe9 (v24): NULL until the next activity
 }
 
-// peerColumns are the columns the v18 backfill fills.
-var peerColumns = map[string]bool{"session_key": true, "chat_id": true, "chat_type": true, "thread_id": true}
+// viewIndexes are the indexes of the view's table: those the runtime's queries use on the
+// file (its own indexes), and one on the peer tuple of the recovery lookup's fallback.
+var viewIndexes = []string{
+	"(session_key, source, started_at)", "(parent_session_id)", "(source)", "(started_at)",
+	"(source, COALESCE(chat_id, ''), COALESCE(chat_type, ''))",
+}
+
+// viewSeq numbers the views' tables.
+var viewSeq atomic.Int64
 
 // NewView returns the view of db as the runtime whose open writes schema toSchema sees it
-// right after that open, at now (the time its start runs): nothing changed yet.
-func (db *DB) NewView(toSchema int, now float64) *View {
-	v := &View{db: db, now: now, has: map[string]bool{}, gone: map[string]bool{},
-		reopened: map[string]bool{}, finalized: map[string]bool{}}
+// right after that open (fills: the v18 backfill when that open runs it, else nil).
+// Close it when done; db must not be used by another goroutine meanwhile.
+func (db *DB) NewView(ctx context.Context, toSchema int, fills []PeerFill) (*View, error) {
+	v := &View{db: db, table: fmt.Sprintf("temp.sessionctl_view_%d", viewSeq.Add(1)), has: map[string]bool{},
+		reopened: map[string]bool{}}
+	types, err := columnTypes(ctx, db.sql, "sessions")
+	if err != nil {
+		return nil, classify("view: read sessions columns", err, false)
+	}
+	var decl, names, values []string
 	for _, c := range viewColumns {
+		typ, ok := types[c.name]
+		value := "s0." + c.name
 		switch {
-		case db.schema.SessionColumns[c.name]:
-			v.columns = append(v.columns, columnExpr(c.name)+" AS "+c.name)
+		case ok:
 		case c.added != "" && toSchema >= c.since:
-			v.columns = append(v.columns, addedExpr(c)+" AS "+c.name)
+			typ, value = c.typ, c.added
 		default:
 			continue
 		}
+		if c.name == "id" {
+			typ += " PRIMARY KEY"
+		}
+		decl, names, values = append(decl, c.name+" "+typ), append(names, c.name), append(values, value)
 		v.has[c.name] = true
 	}
-	return v
-}
-
-// columnExpr is the view's value of a column the file has: the start's changes applied.
-func columnExpr(name string) string {
-	switch {
-	case name == "parent_session_id":
-		return "CASE WHEN s0.parent_session_id IN (SELECT id FROM _deleted) THEN NULL ELSE s0.parent_session_id END"
-	case name == "ended_at":
-		return "CASE WHEN s0.id IN (SELECT id FROM _reopened) THEN NULL WHEN s0.id IN (SELECT id FROM _finalized) THEN (SELECT now FROM _clock) ELSE s0.ended_at END"
-	case name == "end_reason":
-		return "CASE WHEN s0.id IN (SELECT id FROM _reopened) THEN NULL WHEN s0.id IN (SELECT id FROM _finalized) THEN '" +
-			EndReasonOrphanedCompression + "' ELSE s0.end_reason END"
-	case peerColumns[name]:
-		return "COALESCE(s0." + name + ", f." + name + ")"
+	if err := v.fill(ctx, decl, names, values, fills); err != nil {
+		return nil, errors.Join(err, v.Close())
 	}
-	return "s0." + name
+	return v, nil
 }
 
-// addedExpr is the view's value of a column the runtime's open adds.
-func addedExpr(c viewColumn) string {
-	if peerColumns[c.name] {
-		return "f." + c.name
+// fill creates the view's table from the file's sessions rows, applies the backfill and
+// builds the indexes.
+func (v *View) fill(ctx context.Context, decl, names, values []string, fills []PeerFill) error {
+	stmts := []string{
+		"CREATE TEMP TABLE " + v.table[len("temp."):] + " (" + strings.Join(decl, ", ") + ")",
+		"INSERT INTO " + v.table + " (" + strings.Join(names, ", ") + ") SELECT " + strings.Join(values, ", ") + " FROM main.sessions s0",
 	}
-	return c.added
+	for i, cols := range viewIndexes {
+		if v.indexable(cols) {
+			stmts = append(stmts, fmt.Sprintf("CREATE INDEX %s_%d ON %s %s", v.table, i, v.table[len("temp."):], cols))
+		}
+	}
+	if err := v.exec(ctx, "view: build", nil, stmts...); err != nil {
+		return err
+	}
+	return v.backfill(ctx, fills)
 }
 
-// Has reports whether the view's sessions table has column name.
-func (v *View) Has(name string) bool { return v.has[name] }
+// indexable reports whether the view has every column an index names.
+func (v *View) indexable(cols string) bool {
+	for _, f := range strings.FieldsFunc(cols, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') }) {
+		if f != "coalesce" && !v.has[f] {
+			return false
+		}
+	}
+	return true
+}
 
-// SetFills records the v18 backfill the target's open runs (PeerBackfillVersion), one fill
-// per sessions.json entry in the file's order; where several entries point at one row, the
-// first value of each column wins, as the migration's COALESCE does.
-func (v *View) SetFills(fills []PeerFill) {
+// backfill applies the v18 backfill's peer columns: each fill's values where the row holds
+// NULL; where several entries point at one row, the first value of each column wins, as the
+// migration's COALESCE does (mergeFills).
+func (v *View) backfill(ctx context.Context, fills []PeerFill) error {
+	if len(fills) == 0 {
+		return nil
+	}
+	if err := v.require("view: backfill", "session_key", "chat_id", "chat_type", "thread_id"); err != nil {
+		return err
+	}
+	data, err := json.Marshal(mergeFills(fills))
+	if err != nil {
+		return fmt.Errorf("view: backfill: %w", err)
+	}
+	fillsTable := v.table + "_fills"
+	err = v.exec(ctx, "view: backfill", []any{string(data)},
+		"CREATE TEMP TABLE "+strings.TrimPrefix(fillsTable, "temp.")+" (id PRIMARY KEY, session_key, chat_id, chat_type, thread_id)",
+		"INSERT INTO "+fillsTable+" SELECT json_extract(value, '$.id'), json_extract(value, '$.session_key'), json_extract(value, '$.chat_id'),"+
+			" json_extract(value, '$.chat_type'), json_extract(value, '$.thread_id') FROM json_each(?1)",
+		"UPDATE "+v.table+" SET session_key = COALESCE(session_key, (SELECT f.session_key FROM "+fillsTable+" f WHERE f.id = "+v.table+".id)),"+
+			" chat_id = COALESCE(chat_id, (SELECT f.chat_id FROM "+fillsTable+" f WHERE f.id = "+v.table+".id)),"+
+			" chat_type = COALESCE(chat_type, (SELECT f.chat_type FROM "+fillsTable+" f WHERE f.id = "+v.table+".id)),"+
+			" thread_id = COALESCE(thread_id, (SELECT f.thread_id FROM "+fillsTable+" f WHERE f.id = "+v.table+".id))"+
+			" WHERE id IN (SELECT id FROM "+fillsTable+")",
+		"DROP TABLE "+fillsTable)
+	return errors.Join(err, v.exec(ctx, "view: backfill", nil, "DROP TABLE IF EXISTS "+fillsTable))
+}
+
+// mergeFills merges the fills of one row into the first one, each column keeping its first
+// non-nil value.
+func mergeFills(fills []PeerFill) []PeerFill {
 	byID := map[string]int{}
-	v.fills = nil
+	var out []PeerFill
 	for _, f := range fills {
 		i, ok := byID[f.ID]
 		if !ok {
-			byID[f.ID] = len(v.fills)
-			v.fills = append(v.fills, f)
+			byID[f.ID] = len(out)
+			out = append(out, f)
 			continue
 		}
-		m := &v.fills[i]
+		m := &out[i]
 		m.SessionKey, m.ChatID = firstValue(m.SessionKey, f.SessionKey), firstValue(m.ChatID, f.ChatID)
 		m.ChatType, m.ThreadID = firstValue(m.ChatType, f.ChatType), firstValue(m.ThreadID, f.ThreadID)
 	}
+	return out
 }
 
 func firstValue(a, b any) any {
@@ -141,75 +194,88 @@ func firstValue(a, b any) any {
 	return b
 }
 
-// Delete records sessions the start deletes (prune_sessions, the ghost prune).
-func (v *View) Delete(ids ...string) {
-	for _, id := range ids {
-		if !v.gone[id] {
-			v.gone[id] = true
-			v.deleted = append(v.deleted, id)
+// exec runs statements on the connection with args.
+func (v *View) exec(ctx context.Context, op string, args []any, stmts ...string) error {
+	for _, st := range stmts {
+		if _, err := v.db.sql.ExecContext(ctx, st, args...); err != nil {
+			return classify(op, err, false)
 		}
 	}
+	return nil
 }
 
-// Deleted reports whether the start deleted session id.
-func (v *View) Deleted(id string) bool { return v.gone[id] }
+// columnTypes maps the columns of table to their declared types.
+func columnTypes(ctx context.Context, q querier, table string) (map[string]string, error) {
+	rows, err := q.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, err
+		}
+		out[name] = typ
+	}
+	return out, rows.Err()
+}
 
-// Reopen records sessions the load-time recovery reopens (reopen_session: ended_at and
-// end_reason cleared).
-func (v *View) Reopen(ids ...string) {
+// Close drops the view's table.
+func (v *View) Close() error {
+	if _, err := v.db.sql.Exec("DROP TABLE IF EXISTS " + v.table); err != nil {
+		return fmt.Errorf("view: drop: %w", err)
+	}
+	return nil
+}
+
+// Has reports whether the view's sessions table has column name.
+func (v *View) Has(name string) bool { return v.has[name] }
+
+// Delete deletes sessions as prune_sessions does (the start's auto-prune, the ghost prune):
+// the rows naming them as parent are orphaned first.
+func (v *View) Delete(ctx context.Context, ids ...string) error {
+	return v.change(ctx, "view: delete", ids, nil,
+		"UPDATE "+v.table+" SET parent_session_id = NULL WHERE parent_session_id IN (SELECT value FROM json_each(?1))",
+		"DELETE FROM "+v.table+" WHERE id IN (SELECT value FROM json_each(?1))")
+}
+
+// Reopen reopens sessions as reopen_session does (the load-time recovery): ended_at and
+// end_reason cleared.
+func (v *View) Reopen(ctx context.Context, ids ...string) error {
 	for _, id := range ids {
 		v.reopened[id] = true
-		delete(v.finalized, id)
 	}
+	return v.change(ctx, "view: reopen", ids, nil,
+		"UPDATE "+v.table+" SET ended_at = NULL, end_reason = NULL WHERE id IN (SELECT value FROM json_each(?1))")
 }
 
 // Reopened reports whether the start reopened session id.
 func (v *View) Reopened(id string) bool { return v.reopened[id] }
 
-// Finalize records sessions the orphan finalize ends (ended_at = now, end_reason
-// orphaned_compression).
-func (v *View) Finalize(ids ...string) {
-	for _, id := range ids {
-		v.finalized[id] = true
-		delete(v.reopened, id)
-	}
+// Finalize ends sessions as the orphan finalize does: ended_at = now, end_reason
+// orphaned_compression.
+func (v *View) Finalize(ctx context.Context, now float64, ids ...string) error {
+	return v.change(ctx, "view: finalize", ids, []any{now},
+		"UPDATE "+v.table+" SET ended_at = ?2, end_reason = '"+EndReasonOrphanedCompression+"' WHERE id IN (SELECT value FROM json_each(?1))")
 }
 
-// with returns the WITH clause of the view's queries and its five arguments (?1 … ?5); a
-// query's own "?" marks follow them.
-func (v *View) with() (string, []any, error) {
-	args := make([]any, 0, 5)
-	for _, x := range []any{append([]string{}, v.deleted...), setList(v.reopened), setList(v.finalized)} {
-		b, err := json.Marshal(x)
-		if err != nil {
-			return "", nil, fmt.Errorf("view: %w", err)
-		}
-		args = append(args, string(b))
+// change runs stmts on the view's table with the ids as ?1 (a JSON array) and args after it.
+func (v *View) change(ctx context.Context, op string, ids []string, args []any, stmts ...string) error {
+	if len(ids) == 0 {
+		return nil
 	}
-	fills, err := json.Marshal(append([]PeerFill{}, v.fills...)) // "[]", never "null": json_each(null) has a row
+	list, err := json.Marshal(ids)
 	if err != nil {
-		return "", nil, fmt.Errorf("view: %w", err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	args = append(args, v.now, string(fills))
-	return `WITH _deleted(id) AS (SELECT value FROM json_each(?1)),
-	_reopened(id) AS (SELECT value FROM json_each(?2)),
-	_finalized(id) AS (SELECT value FROM json_each(?3)),
-	_clock(now) AS (SELECT ?4),
-	_fills AS (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.session_key') AS session_key,
-		json_extract(value, '$.chat_id') AS chat_id, json_extract(value, '$.chat_type') AS chat_type,
-		json_extract(value, '$.thread_id') AS thread_id FROM json_each(?5)),
-	sessions AS NOT MATERIALIZED (SELECT ` + strings.Join(v.columns, ", ") + `
-		FROM main.sessions s0 LEFT JOIN _fills f ON f.id = s0.id WHERE s0.id NOT IN (SELECT id FROM _deleted)),
-	messages AS NOT MATERIALIZED (SELECT * FROM main.messages WHERE session_id NOT IN (SELECT id FROM _deleted))
-	`, args, nil
+	return v.exec(ctx, op, append([]any{string(list)}, args...), stmts...)
 }
 
-func setList(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for id := range set {
-		out = append(out, id)
-	}
-	return out
+// with returns the WITH clause binding `sessions` to the view's table in a query.
+func (v *View) with() string {
+	return "WITH sessions AS NOT MATERIALIZED (SELECT * FROM " + v.table + ") "
 }
 
 // require refuses a query that reads a column the view lacks: the runtime's own query would
@@ -225,11 +291,7 @@ func (v *View) require(op string, cols ...string) error {
 
 // queryIDs runs a one-column query on the view.
 func (v *View) queryIDs(ctx context.Context, op, query string, args ...any) ([]string, error) {
-	with, wargs, err := v.with()
-	if err != nil {
-		return nil, err
-	}
-	out, err := queryStrings(ctx, v.db.sql, with+query, append(wargs, args...)...)
+	out, err := queryStrings(ctx, v.db.sql, v.with()+query, args...)
 	if err != nil {
 		return nil, classify(op, err, false)
 	}
@@ -240,16 +302,12 @@ func (v *View) queryIDs(ctx context.Context, op, query string, args ...any) ([]s
 // NULL): what get_session tells the load-time prune.
 func (v *View) EndReasons(ctx context.Context, ids []string) (map[string]*string, error) {
 	const op = "view: read sessions"
-	with, wargs, err := v.with()
-	if err != nil {
-		return nil, err
-	}
 	list, err := json.Marshal(append([]string{}, ids...))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	rows, err := v.db.sql.QueryContext(ctx, with+"SELECT id, end_reason FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
-		append(wargs, string(list))...)
+	rows, err := v.db.sql.QueryContext(ctx, v.with()+"SELECT id, end_reason FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
+		string(list))
 	if err != nil {
 		return nil, classify(op, err, false)
 	}
@@ -280,11 +338,7 @@ func (v *View) Recover(ctx context.Context, rule sessionsjson.RecoveryRule, key,
 	if err := v.require("recover gateway session", rq.columns...); err != nil {
 		return Recovered{}, false, err
 	}
-	with, wargs, err := v.with()
-	if err != nil {
-		return Recovered{}, false, err
-	}
-	return recoverWith(ctx, v.db.sql, rq, with, wargs, key, source, peer)
+	return recoverWith(ctx, v.db.sql, rq, v.with(), nil, key, source, peer)
 }
 
 // pruneAge is prune_sessions' age condition by rule; its one argument is the cutoff.
@@ -312,14 +366,10 @@ func (v *View) Ghosts(ctx context.Context, cutoff float64) (ids []string, fails 
 	if err := v.require(op, "title"); err != nil {
 		return nil, false, err
 	}
-	with, wargs, err := v.with()
-	if err != nil {
-		return nil, false, err
-	}
-	rows, err := v.db.sql.QueryContext(ctx, with+`, _ghosts AS (SELECT sessions.id AS id, sessions.started_at AS started_at
+	rows, err := v.db.sql.QueryContext(ctx, v.with()+`, _ghosts AS MATERIALIZED (SELECT sessions.id AS id, sessions.started_at AS started_at
 		FROM sessions WHERE `+ghostPredicate+`)
 		SELECT g.id, EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = g.id AND c.id NOT IN (SELECT id FROM _ghosts))
-		FROM _ghosts g ORDER BY g.started_at, g.id`, append(wargs, cutoff)...)
+		FROM _ghosts g ORDER BY g.started_at, g.id`, cutoff)
 	if err != nil {
 		return nil, false, classify(op, err, false)
 	}

@@ -18,13 +18,27 @@ func upgradeDB(t *testing.T, pair string) *DB {
 	return openRO(t, filepath.Join("..", "testdata", "upgrade", pair, "home", "state.db"))
 }
 
+func newView(t *testing.T, db *DB, toSchema int) *View {
+	t.Helper()
+	v, err := db.NewView(context.Background(), toSchema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := v.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return v
+}
+
 // TestViewPredicates runs each query of the view on an upgrade pair's home: the view of
 // the home's own generation matches the package's direct reads, and the start's changes
 // show in the later queries.
 func TestViewPredicates(t *testing.T) {
 	ctx := context.Background()
 	db := upgradeDB(t, "r0715-c2a3b9ce5--r0817-481156139")
-	v := db.NewView(26, upgradeNow)
+	v := newView(t, db, 26)
 	ghosts, fails, err := v.Ghosts(ctx, upgradeNow-DefaultGhostMinAge)
 	if err != nil || fails {
 		t.Fatalf("Ghosts: %v %v", fails, err)
@@ -48,7 +62,9 @@ func TestViewPredicates(t *testing.T) {
 	if err != nil || len(pruned) != 6 {
 		t.Fatalf("prune candidates %v (%v)", pruned, err)
 	}
-	v.Delete(pruned...)
+	if err := v.Delete(ctx, pruned...); err != nil {
+		t.Fatal(err)
+	}
 	after, err := v.Orphans(ctx, upgradeNow-DefaultOrphanMinAge)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +76,9 @@ func TestViewPredicates(t *testing.T) {
 	if err != nil || len(reasons) != len(orphans) {
 		t.Fatalf("EndReasons %v (%v)", reasons, err)
 	}
-	v.Finalize(orphans[0])
+	if err := v.Finalize(ctx, upgradeNow, orphans[0]); err != nil {
+		t.Fatal(err)
+	}
 	reasons, _ = v.EndReasons(ctx, orphans[:1])
 	if r := reasons[orphans[0]]; r == nil || *r != EndReasonOrphanedCompression {
 		t.Errorf("finalized row reads %v", r)
@@ -76,18 +94,55 @@ func TestViewPredicates(t *testing.T) {
 func TestViewAddedColumns(t *testing.T) {
 	ctx := context.Background()
 	db := upgradeDB(t, "r0418-cb4addaca--r0506-3b750715a")
-	orphans, err := db.NewView(11, upgradeNow).Orphans(ctx, upgradeNow-DefaultOrphanMinAge)
+	orphans, err := newView(t, db, 11).Orphans(ctx, upgradeNow-DefaultOrphanMinAge)
 	if err != nil || len(orphans) != 6 {
 		t.Fatalf("orphans under v11: %v (%v)", orphans, err)
 	}
-	if _, err := db.NewView(6, upgradeNow).Orphans(ctx, upgradeNow-DefaultOrphanMinAge); !errors.Is(err, ErrUnsupportedSchema) {
+	if _, err := newView(t, db, 6).Orphans(ctx, upgradeNow-DefaultOrphanMinAge); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("orphans under v6: %v", err)
 	}
-	if _, _, err := db.NewView(11, upgradeNow).Recover(ctx, sessionsjson.RecoveryV17, "k", "telegram", nil); !errors.Is(err, ErrUnsupportedSchema) {
+	if _, _, err := newView(t, db, 11).Recover(ctx, sessionsjson.RecoveryV17, "k", "telegram", nil); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("recover under v11: %v", err)
 	}
-	v := db.NewView(21, upgradeNow)
+	v := newView(t, db, 21)
 	if _, found, err := v.Recover(ctx, sessionsjson.RecoveryV21, "k", "telegram", nil); err != nil || found {
 		t.Errorf("recover under v21: %v %v", found, err)
+	}
+}
+
+// TestViewBackfill: the v18 backfill fills NULL peer columns only, the first fill of a row
+// winning per column; a recovery lookup by key then finds the filled row.
+func TestViewBackfill(t *testing.T) {
+	ctx := context.Background()
+	db := upgradeDB(t, "r0418-cb4addaca--r0715-c2a3b9ce5")
+	const id = "20260711_155440_f19fdcf6" // the ended_agent_close entry's row, with messages
+	fills := []PeerFill{
+		{ID: id, SessionKey: "agent:main:telegram:group:-1005871012566:665837121", ChatID: nil, ChatType: "group"},
+		{ID: id, SessionKey: "other", ChatID: "-1005871012566", ChatType: "dm"},
+	}
+	v, err := db.NewView(ctx, 21, fills)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	r, found, err := v.Recover(ctx, sessionsjson.RecoveryV21, "agent:main:telegram:group:-1005871012566:665837121", "telegram", nil)
+	if err != nil || !found || r.ID != id || r.EndReason != EndReasonAgentClose {
+		t.Fatalf("recover by the filled key: %+v %v %v", r, found, err)
+	}
+	user, chat, dm, group := "665837121", "-1005871012566", "dm", "group"
+	if _, found, _ := v.Recover(ctx, sessionsjson.RecoveryV21, "none", "telegram", &Peer{UserID: &user, ChatID: &chat, ChatType: &dm}); found {
+		t.Errorf("chat_type was filled by the second entry")
+	}
+	if r, found, _ := v.Recover(ctx, sessionsjson.RecoveryV21, "none", "telegram", &Peer{UserID: &user, ChatID: &chat, ChatType: &group}); !found || r.ID != id {
+		t.Errorf("peer fallback: %+v %v", r, found)
+	}
+	if _, _, err := v.Recover(ctx, sessionsjson.RecoveryV21, "other", "telegram", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Delete(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := v.Recover(ctx, sessionsjson.RecoveryV21, "agent:main:telegram:group:-1005871012566:665837121", "telegram", nil); found {
+		t.Errorf("a deleted row is recovered")
 	}
 }

@@ -40,17 +40,17 @@ func Start(ctx context.Context, h *home.Home, to Target) (Routing, StartMaintena
 	if h.DBErr != nil {
 		return Routing{}, StartMaintenance{}, fmt.Errorf("%w: %v", ErrNoDatabase, h.DBErr)
 	}
-	s, err := newStartRun(h, to)
+	s, err := newStartRun(ctx, h, to)
 	if err != nil {
 		return Routing{}, StartMaintenance{}, err
 	}
 	for _, step := range []func(context.Context) error{s.gatewayInit, s.gatewayLoad, s.cliStart} {
 		if err := step(ctx); err != nil {
-			return Routing{}, StartMaintenance{}, err
+			return Routing{}, StartMaintenance{}, errors.Join(err, s.close())
 		}
 	}
 	s.firstHour()
-	return s.routing, s.maint, nil
+	return s.routing, s.maint, s.close()
 }
 
 // startRun is one predicted start: the view of state.db, the settings read from config.yaml,
@@ -70,12 +70,16 @@ type startRun struct {
 
 // newStartRun prepares the start: the view as the target's open leaves the file (its added
 // columns, the v18 backfill when it runs it) and the auto-prune settings.
-func newStartRun(h *home.Home, to Target) (*startRun, error) {
+func newStartRun(ctx context.Context, h *home.Home, to Target) (*startRun, error) {
 	s := &startRun{h: h, rules: to.Rules, now: h.Opts.Clock.Unix, meta: map[string]string{}}
 	if h.DB != nil {
-		s.view = h.DB.NewView(to.Schema, s.now)
+		var fills []statedb.PeerFill
 		if from := fileVersion(h, to); from < statedb.PeerBackfillVersion && to.Schema >= statedb.PeerBackfillVersion {
-			s.view.SetFills(peerFills(h))
+			fills = peerFills(h)
+		}
+		var err error
+		if s.view, err = h.DB.NewView(ctx, to.Schema, fills); err != nil {
+			return nil, fmt.Errorf("state.db: %w", err)
 		}
 	}
 	section := readSessionsSection(h.Opts.Home)
@@ -85,6 +89,14 @@ func newStartRun(h *home.Home, to Target) (*startRun, error) {
 		Configured: section.configured, Raises: s.cfg.raises, Note: section.note}
 	s.maint.EntriesPrune = EntriesPrune{MaxAgeDays: sessionsjson.SessionStoreMaxAgeDays, Keys: []string{}}
 	return s, nil
+}
+
+// close drops the view's table.
+func (s *startRun) close() error {
+	if s.view == nil {
+		return nil
+	}
+	return s.view.Close()
 }
 
 // fileVersion is the schema_version the target's migration starts from: the file's, or,
@@ -135,7 +147,9 @@ func (s *startRun) autoPrune(ctx context.Context, first bool) error {
 		if ids, err = s.view.PruneCandidates(ctx, cutoff, s.rules.Maintenance.Age); err != nil {
 			return fmt.Errorf("auto-prune: %w", err)
 		}
-		s.view.Delete(ids...)
+		if err := s.view.Delete(ctx, ids...); err != nil {
+			return err
+		}
 	}
 	s.maint.AutoPrune.WouldDelete += len(ids)
 	due, err := s.vacuumDue(ctx)
@@ -177,16 +191,26 @@ func (s *startRun) gatewayLoad(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var own *statedb.View
-	if s.h.DB != nil {
-		own = s.h.DB.NewView(s.h.Schema.Version, s.now)
-	}
-	ownLoad, err := loadStore(ctx, s.h, s.h.Rules, own)
+	ownLoad, err := s.ownLoad(ctx)
 	if err != nil {
 		return err
 	}
 	s.load, s.routing = l, l.report(ownLoad)
 	return nil
+}
+
+// ownLoad is the store load of the home's own generation on the home as it is (its rows are
+// only read by a load-time prune).
+func (s *startRun) ownLoad(ctx context.Context) (*storeLoad, error) {
+	if s.h.DB == nil || !s.h.Rules.PruneEndedAtLoad {
+		return loadStore(ctx, s.h, s.h.Rules, nil)
+	}
+	own, err := s.h.DB.NewView(ctx, s.h.Schema.Version, nil)
+	if err != nil {
+		return nil, fmt.Errorf("state.db: %w", err)
+	}
+	l, err := loadStore(ctx, s.h, s.h.Rules, own)
+	return l, errors.Join(err, own.Close())
 }
 
 // cliStart is cli._run_state_db_auto_maintenance: the latched ghost prune, the latched
@@ -241,8 +265,7 @@ func (s *startRun) ghostPrune(ctx context.Context) (int, string, error) {
 	if fails {
 		return 0, "FOREIGN KEY constraint failed: a session that is not a ghost names a ghost as its parent", nil
 	}
-	s.view.Delete(ids...)
-	return len(ids), "", nil
+	return len(ids), "", s.view.Delete(ctx, ids...)
 }
 
 // orphanFinalize is finalize_orphaned_compression_sessions at now. Like the runtime, it
@@ -255,8 +278,7 @@ func (s *startRun) orphanFinalize(ctx context.Context) (int, string, error) {
 	if raises, err := raisesOn(err); raises != "" || err != nil {
 		return 0, raises, err
 	}
-	s.view.Finalize(ids...)
-	return len(ids), "", nil
+	return len(ids), "", s.view.Finalize(ctx, s.now, ids...)
 }
 
 // raisesOn splits a view error: a query the runtime's SQL cannot run on the file (the

@@ -136,12 +136,16 @@ func (l *storeLoad) stale(ctx context.Context, e *sessionsjson.Entry, reason str
 	case home.StaleKeep:
 		l.keep(e, imported)
 	case home.StaleRepoint:
-		l.view.Reopen(rec.Target.ID)
+		if err := l.view.Reopen(ctx, rec.Target.ID); err != nil {
+			return err
+		}
 		l.kept = append(l.kept, storeEntry{key: e.Key, updated: l.rebuiltAt(rec.Target), imported: imported})
 		l.changed = append(l.changed, Changed{Key: e.Key, Reason: ReasonRepointed, Fields: l.rebuiltFields(e, rec.Target),
 			Before: e.SessionID, After: rec.Target.ID})
 	case home.StaleReopen:
-		l.view.Reopen(e.SessionID)
+		if err := l.view.Reopen(ctx, e.SessionID); err != nil {
+			return err
+		}
 		fallthrough
 	default:
 		l.dropped = append(l.dropped, Dropped{Key: e.Key, Reason: ReasonSessionEnded, EndReason: reason})

@@ -1,0 +1,237 @@
+package upgrade
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+)
+
+// TestSessionsSettings reads config.yaml's sessions: section as the runtime's callers do
+// (PyYAML's YAML 1.1 scalars, int() and bool() of the values) under r0715's rules.
+func TestSessionsSettings(t *testing.T) {
+	m := sessionsjson.RulesFor(sessionsjson.GenR0715).Maintenance
+	cases := []struct {
+		name, yaml   string
+		enabled      bool
+		days, hours  int64
+		vacuum       bool
+		raises, note bool
+	}{
+		{"no file", "", false, 90, 24, true, false, false},
+		{"yes", "sessions:\n  auto_prune: yes\n", true, 90, 24, true, false, false},
+		{"no", "sessions:\n  auto_prune: no\n", false, 90, 24, true, false, false},
+		{"quoted no is a string", "sessions:\n  auto_prune: 'no'\n", true, 90, 24, true, false, false},
+		{"on, hex days", "sessions:\n  auto_prune: on\n  retention_days: 0x1e\n", true, 30, 24, true, false, false},
+		{"float days", "sessions:\n  auto_prune: true\n  retention_days: 30.9\n", true, 30, 24, true, false, false},
+		{"string days", "sessions:\n  auto_prune: true\n  retention_days: ' 3_0 '\n", true, 30, 24, true, false, false},
+		{"sexagesimal", "sessions:\n  auto_prune: true\n  min_interval_hours: 1:30\n", true, 90, 90, true, false, false},
+		{"1e3 is a string", "sessions:\n  auto_prune: true\n  retention_days: 1e3\n", true, 90, 24, true, true, false},
+		{"bad days", "sessions:\n  auto_prune: true\n  retention_days: abc\n", true, 90, 24, true, true, false},
+		{"bad days, disabled", "sessions:\n  auto_prune: false\n  retention_days: abc\n", false, 90, 24, true, false, false},
+		{"null days", "sessions:\n  auto_prune: true\n  retention_days:\n", true, 90, 24, true, true, false},
+		{"vacuum string", "sessions:\n  auto_prune: true\n  vacuum_after_prune: 'false'\n", true, 90, 24, true, false, false},
+		{"vacuum off", "sessions:\n  auto_prune: true\n  vacuum_after_prune: off\n", true, 90, 24, false, false, false},
+		{"sessions true", "sessions: true\n", false, 90, 24, false, true, false},
+		{"sessions empty list", "sessions: []\n", false, 90, 24, true, false, false},
+		{"sessions null", "sessions:\nmodel: x\n", false, 90, 24, true, false, false},
+		{"top-level list", "- sessions\n", false, 90, 24, true, false, false},
+		{"alias", "base: &b {auto_prune: true, retention_days: 7}\nsessions: *b\n", true, 7, 24, true, false, false},
+		{"duplicate key", "sessions:\n  auto_prune: true\nsessions:\n  auto_prune: false\n", false, 90, 24, true, false, false},
+		{"two documents", "sessions: {auto_prune: true}\n---\nx: 1\n", false, 90, 24, true, false, true},
+		{"broken", "sessions: [unclosed\n", false, 90, 24, true, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.yaml != "" {
+				if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(c.yaml), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sec := readSessionsSection(sessionsjson.Home{Root: dir, Dir: dir})
+			got := sec.settings(m)
+			if got.enabled != c.enabled || got.retentionDays != c.days || got.minIntervalHours != c.hours ||
+				got.vacuum != c.vacuum || (got.raises != "") != c.raises || (sec.note != "") != c.note {
+				t.Errorf("got %+v (note %q)", got, sec.note)
+			}
+		})
+	}
+}
+
+// TestPyFloat parses state_meta values as Python's float() does.
+func TestPyFloat(t *testing.T) {
+	for s, want := range map[string]float64{"1784086200.25": 1784086200.25, " 1e3\n": 1000, "1_000.5": 1000.5,
+		"-inf": math.Inf(-1), "Infinity": math.Inf(1), ".5": 0.5, "5.": 5} {
+		if got, err := pyFloat(s); err != nil || got != want {
+			t.Errorf("pyFloat(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "0x10", "1__0", "_1", "abc", "1e"} {
+		if got, err := pyFloat(s); err == nil {
+			t.Errorf("pyFloat(%q) = %v, want an error", s, got)
+		}
+	}
+	if f, err := pyFloat("nan"); err != nil || !math.IsNaN(f) {
+		t.Errorf("pyFloat(nan) = %v, %v", f, err)
+	}
+}
+
+// variant runs Start for target on a copy of pair's home after edit changed it.
+func variant(t *testing.T, pair, target string, edit func(dir string)) (Routing, StartMaintenance) {
+	t.Helper()
+	t.Setenv("TZ", "UTC")
+	dir := filepath.Join(pairsDir, pair)
+	h := openPairWith(t, dir, edit)
+	to, err := ResolveTarget(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, m, err := Start(context.Background(), h, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, m
+}
+
+// openPairWith is openPair with an edit of the copied home before it is opened.
+func openPairWith(t *testing.T, dir string, edit func(dir string)) *home.Home {
+	t.Helper()
+	if edit == nil {
+		return openPair(t, dir)
+	}
+	h := openPair(t, dir)
+	h.Close()
+	edit(h.Opts.Home.Dir)
+	again, err := home.Open(context.Background(), h.Opts, home.Inspect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(again.Close)
+	return again
+}
+
+// execSQL runs statements on a home's state.db.
+func execSQL(t *testing.T, dir string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "state.db")+"?mode=rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func writeConfig(t *testing.T, dir, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVacuumThrottle: r0817 skips the VACUUM within 30 days of the last one; the prune runs.
+func TestVacuumThrottle(t *testing.T) {
+	_, m := variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0817", func(dir string) {
+		execSQL(t, dir, "INSERT INTO state_meta (key, value) VALUES ('last_vacuum', '1784130330.75')")
+	})
+	if a := m.AutoPrune; a.WouldDelete != 6 || a.Vacuum || a.Throttled {
+		t.Errorf("auto-prune %+v: want 6 deleted, no VACUUM", a)
+	}
+	_, m = variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0715", func(dir string) {
+		execSQL(t, dir, "INSERT INTO state_meta (key, value) VALUES ('last_vacuum', '1784130330.75')")
+	})
+	if a := m.AutoPrune; !a.Vacuum || a.WouldDelete != 7 {
+		t.Errorf("r0715 (no VACUUM throttle, started_at rule) %+v: want 7 deleted and VACUUM", a)
+	}
+}
+
+// TestSecondAutoPrune: with min_interval_hours 0 the CLI's auto-prune runs again after the
+// gateway's, and deletes what the orphan finalize ended in between: a continuation started
+// 100 days ago whose compression parent started yesterday (so the gateway's started_at rule
+// keeps the parent, and with it the continuation's parent link).
+func TestSecondAutoPrune(t *testing.T) {
+	const config = "sessions:\n  auto_prune: true\n  retention_days: 30\n  min_interval_hours: 0\n"
+	_, base := variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0715", func(dir string) { writeConfig(t, dir, config) })
+	_, m := variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0715", func(dir string) {
+		writeConfig(t, dir, config)
+		execSQL(t, dir,
+			"INSERT INTO sessions (id, source, started_at, ended_at, end_reason) VALUES ('p_x', 'cli', 1784130330.75, 1784213130.75, 'compression')",
+			"INSERT INTO sessions (id, source, parent_session_id, started_at, api_call_count, message_count) VALUES ('c_x', 'cli', 'p_x', 1775576730.75, 0, 1)",
+			"INSERT INTO messages (session_id, role, content, timestamp) VALUES ('c_x', 'user', 'hi', 1775576730.75)")
+	})
+	if m.OrphanFinalize.WouldChange != base.OrphanFinalize.WouldChange+1 || m.AutoPrune.WouldDelete != base.AutoPrune.WouldDelete+1 {
+		t.Errorf("got %+v\nbase %+v", m, base)
+	}
+}
+
+// TestGhostPruneFails: a ghost that a remaining row names as parent fails the runtime's one
+// DELETE: nothing is deleted and the latch stays unset.
+func TestGhostPruneFails(t *testing.T) {
+	_, m := variant(t, "r0418-cb4addaca--r0506-3b750715a", "r0506", func(dir string) {
+		execSQL(t, dir, "INSERT INTO sessions (id, source, parent_session_id, started_at, title) VALUES ('child_x', 'cli', '20260628_040921_e394e0', 1784000000, 'x')")
+	})
+	if g := m.GhostPrune; g.WouldChange != 0 || g.Raises == "" || g.Latched {
+		t.Errorf("ghost prune %+v", g)
+	}
+}
+
+// TestLatchValues: any non-empty latch value is set (`if not get_meta(key)`), "" is not.
+func TestLatchValues(t *testing.T) {
+	_, m := variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0817", func(dir string) {
+		execSQL(t, dir, "INSERT INTO state_meta (key, value) VALUES ('ghost_session_prune_v1', '0'), ('orphaned_compression_finalize_v1', '')")
+	})
+	if !m.GhostPrune.Latched || m.GhostPrune.WouldChange != 0 || m.OrphanFinalize.Latched || m.OrphanFinalize.WouldChange != 7 {
+		t.Errorf("got %+v", m)
+	}
+}
+
+// TestRollbackToLegacyLoader: an r0418 runtime loads no entry of a sessions.json that starts
+// with _README, has no load-time prune and no latched repair.
+func TestRollbackToLegacyLoader(t *testing.T) {
+	r, m := variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0418", nil)
+	if r.EntriesBefore != 25 || r.Kept != 0 || len(r.Dropped) != 25 || r.LoadedByFrom != 21 || m.GhostPrune.WouldChange != 0 || m.AutoPrune.Enabled {
+		t.Errorf("routing %+v, maintenance %+v", r, m)
+	}
+	for _, d := range r.Dropped {
+		if d.Reason != ReasonLoaderFailed {
+			t.Errorf("dropped %+v", d)
+		}
+	}
+}
+
+// TestDowngradeToR0703: r0703's loader reads the mirror; its recovery does not reopen
+// ws_orphan_reap rows (only agent_close ones).
+func TestDowngradeToR0703(t *testing.T) {
+	r, _ := variant(t, "r0715-c2a3b9ce5--r0817-481156139", "r0703", nil)
+	if r.EntriesBefore != 25 || r.Imported != 0 || r.Kept+len(r.Dropped) != 25 {
+		t.Errorf("routing %+v", r)
+	}
+}
+
+// TestAwareUpdatedAt: an aware updated_at makes the first-hour prune raise: nothing dropped.
+func TestAwareUpdatedAt(t *testing.T) {
+	_, m := variant(t, "r0525-3914089d5--r0703-52d0d671e", "r0703", func(dir string) {
+		path := filepath.Join(dir, "sessions", "sessions.json")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(data), `"updated_at": "2026-07-16T09:04:37.811354"`, `"updated_at": "2026-07-16T09:04:37.811354+00:00"`, 1)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if p := m.EntriesPrune; p.WouldDrop != 0 || p.Raises == "" {
+		t.Errorf("entries prune %+v", p)
+	}
+}
