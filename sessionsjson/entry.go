@@ -238,6 +238,10 @@ func (e *Entry) Fields() []Field {
 	return dedupeFields(objectFields(e.raw, len(entryFieldOrder)))
 }
 
+// AbortsLoad reports whether the entry raises the TypeError that ends the load of the rest
+// of the file (r0418–r0525 loaders): the entries after it are skipped (SkipAborted).
+func (e *Entry) AbortsLoad() bool { return e.typeError }
+
 // Get returns the raw value of a field and whether it is present.
 func (e *Entry) Get(name string) (json.RawMessage, bool) {
 	if !e.IsObject() {

@@ -135,3 +135,40 @@ func TestCodeSchema(t *testing.T) {
 		t.Errorf("Generations() = %v", gens)
 	}
 }
+
+// TestStartRules: the routing table, the recovery lookup and the start-up maintenance of
+// each generation (the rules upgrade-check runs a target's first start by).
+func TestStartRules(t *testing.T) {
+	type facts struct {
+		routingTable bool
+		recovery     RecoveryRule
+		autoPrune    bool
+		age          PruneAge
+		vacuumWaits  bool
+	}
+	for _, tt := range []struct {
+		gen  Generation
+		want facts
+	}{
+		{GenR0418, facts{}},
+		{GenR0506, facts{autoPrune: true}},
+		{GenR0525, facts{autoPrune: true}},
+		{GenR0703, facts{recovery: RecoveryV17, autoPrune: true}},
+		{GenR0715, facts{routingTable: true, recovery: RecoveryV21, autoPrune: true}},
+		{GenV22V25, facts{routingTable: true, recovery: RecoveryV21, autoPrune: true}},
+		{GenR0817, facts{routingTable: true, recovery: RecoveryV26, autoPrune: true, age: PruneByInactivity, vacuumWaits: true}},
+	} {
+		r := RulesFor(tt.gen)
+		m := r.Maintenance
+		got := facts{r.GatewayRouting, r.Recovery, m.AutoPrune, m.Age, m.VacuumThrottle}
+		if got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.gen, got, tt.want)
+		}
+		if d := m.Defaults; d.AutoPrune || d.RetentionDays != 90 || d.MinIntervalHours != 24 || !d.VacuumAfterPrune || d.MinVacuumIntervalDays != 30 {
+			t.Errorf("%s: sessions defaults %+v", tt.gen, d)
+		}
+		if (r.Recovery != RecoveryNone) != r.PruneEndedAtLoad || (r.Recovery == RecoveryV26) != r.PeerRecovery {
+			t.Errorf("%s: recovery %d with load-time prune %v, peer recovery %v", tt.gen, r.Recovery, r.PruneEndedAtLoad, r.PeerRecovery)
+		}
+	}
+}

@@ -235,3 +235,16 @@ func TestAwareUpdatedAt(t *testing.T) {
 		t.Errorf("entries prune %+v", p)
 	}
 }
+
+// TestNoStateDB: without state.db nothing ends a row: every entry the loader loads is kept,
+// and only the first-hour entries prune acts.
+func TestNoStateDB(t *testing.T) {
+	r, m := variant(t, "r0525-3914089d5--r0703-52d0d671e", "r0703", func(dir string) {
+		if err := os.Remove(filepath.Join(dir, "state.db")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r.EntriesBefore != 25 || r.Kept != 25 || len(r.Dropped) != 0 || m.GhostPrune.WouldChange != 0 || m.EntriesPrune.WouldDrop != 3 {
+		t.Errorf("routing %+v, maintenance %+v", r, m)
+	}
+}

@@ -59,22 +59,37 @@ func loadStore(ctx context.Context, h *home.Home, rules sessionsjson.Rules, v *s
 		return nil, err
 	}
 	l := &storeLoad{rules: rules, now: h.Opts.Clock.NaiveLocalMicros(time.Local), view: v, loadErr: mirrorErr}
-	var loaded []*sessionsjson.Entry
-	for _, e := range r.Entries {
-		if strings.HasPrefix(e.Key, "_") { // not an entry (r0418–r0525 try to load it, and may fail on it)
-			continue
-		}
-		l.read++
-		if e.Skip != "" {
-			l.dropped = append(l.dropped, Dropped{Key: e.Key, Reason: ReasonLoaderFailed, Message: e.Skip})
-			continue
-		}
-		loaded = append(loaded, e)
-	}
-	if err := l.prune(ctx, loaded, r.Legacy); err != nil {
+	if err := l.prune(ctx, l.readEntries(r.Entries), r.Legacy); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// readEntries counts the entries the loader reads ("_" keys are not entries) and returns
+// those it loads; the others are dropped (loader_failed), with the entry whose TypeError
+// ended the load of the rest named (r0418–r0525).
+func (l *storeLoad) readEntries(entries []*sessionsjson.Entry) []*sessionsjson.Entry {
+	var loaded []*sessionsjson.Entry
+	abortedBy := ""
+	for _, e := range entries {
+		if e.AbortsLoad() && abortedBy == "" {
+			abortedBy = fmt.Sprintf("%q: %s", e.Key, e.Skip)
+		}
+		if strings.HasPrefix(e.Key, "_") {
+			continue
+		}
+		l.read++
+		if e.Skip == "" {
+			loaded = append(loaded, e)
+			continue
+		}
+		msg := e.Skip
+		if e.Skip == sessionsjson.SkipAborted {
+			msg += " at " + abortedBy
+		}
+		l.dropped = append(l.dropped, Dropped{Key: e.Key, Reason: ReasonLoaderFailed, Message: msg})
+	}
+	return loaded
 }
 
 // prune is the load-time prune over the loaded entries, in the store's order: an entry
