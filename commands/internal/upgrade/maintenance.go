@@ -84,9 +84,12 @@ func newStartRun(ctx context.Context, h *home.Home, to Target) (*startRun, error
 	}
 	section := readSessionsSection(h.Opts.Home)
 	s.cfg = section.settings(to.Rules.Maintenance)
-	s.maint.AutoPrune = AutoPrune{Enabled: s.cfg.enabled && to.Rules.Maintenance.AutoPrune,
-		RetentionDays: float64(s.cfg.retentionDays), MinIntervalHours: float64(s.cfg.minIntervalHours),
-		Configured: section.configured, Raises: s.cfg.raises, Note: section.note}
+	a := AutoPrune{RetentionDays: float64(s.cfg.retentionDays), MinIntervalHours: float64(s.cfg.minIntervalHours),
+		Configured: section.configured}
+	if to.Rules.Maintenance.AutoPrune { // before r0506 nothing reads the section
+		a.Enabled, a.Raises, a.Note = s.cfg.enabled, s.cfg.raises, section.note
+	}
+	s.maint.AutoPrune = a
 	s.maint.EntriesPrune = EntriesPrune{MaxAgeDays: sessionsjson.SessionStoreMaxAgeDays, Keys: []string{}}
 	return s, nil
 }
