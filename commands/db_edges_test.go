@@ -26,7 +26,8 @@ const (
 
 // ruleOf names the compression-tip rule of each fixture generation.
 var ruleOf = map[string]string{"r0418-cb4addaca": "none", "r0506-3b750715a": "v11",
-	"r0525-3914089d5": "v11", "r0703-52d0d671e": "v17", "r0715-c2a3b9ce5": "v17"}
+	"r0525-3914089d5": "v11", "r0703-52d0d671e": "v17", "r0715-c2a3b9ce5": "v17",
+	"r0817-481156139": "v17"} // r0817's v24 rule reads model_config as the v17 rule does
 
 // envelope is the part of a --json envelope the edge tests read.
 type edgeEnvelope struct {
@@ -219,11 +220,11 @@ func compareRouting(t testing.TB, got, want map[string]any) {
 // TestMissingVersionRowEdges (issue 17 item 13): a state.db whose schema_version has no row is
 // read by every command and repaired by its generation's rules, as the runtime does after
 // inserting its own version on open (hermes_state.py SessionDB._init_schema at cb4addaca,
-// 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5); status shows the version read from the layout,
+// 3b750715a, 3914089d5, 52d0d671e, c2a3b9ce5, 481156139); status shows the version read from the layout,
 // check reports the missing row, and sessionctl never writes it (undo included).
 func TestMissingVersionRowEdges(t *testing.T) {
 	versions := map[string]float64{"r0418-cb4addaca": 6, "r0506-3b750715a": 11, "r0525-3914089d5": 13,
-		"r0703-52d0d671e": 17, "r0715-c2a3b9ce5": 21}
+		"r0703-52d0d671e": 17, "r0715-c2a3b9ce5": 21, "r0817-481156139": 26}
 	for _, gen := range fixtureGenerations() {
 		t.Run(gen, func(t *testing.T) {
 			home := fixtureHome(t, gen)

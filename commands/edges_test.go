@@ -18,7 +18,7 @@ import (
 )
 
 // edgeGens are the fixture generations oldest first: the columns of the tables below.
-var edgeGens = []string{"r0418", "r0506", "r0525", "r0703", "r0715"}
+var edgeGens = []string{"r0418", "r0506", "r0525", "r0703", "r0715", "r0817"}
 
 // edgeCol returns the column of generation directory gen in edgeGens.
 func edgeCol(t *testing.T, gen string) int {
@@ -32,7 +32,9 @@ func edgeCol(t *testing.T, gen string) int {
 }
 
 // dbPrimary reports whether the fixture generation keeps its routing index in gateway_routing.
-func dbPrimary(gen string) bool { return strings.HasPrefix(gen, "r0715") }
+func dbPrimary(gen string) bool {
+	return strings.HasPrefix(gen, "r0715") || strings.HasPrefix(gen, "r0817")
+}
 
 // baseEntry returns a copy of the first routing entry of the fixture's sessions.json, as a
 // JSON object the runtime of that generation wrote and loads.
@@ -200,7 +202,7 @@ type envelopeResult struct {
 type edgeCase struct {
 	name  string
 	edit  func(e map[string]any) // applied to a copy of baseEntry
-	skips [5]string              // per generation: the skip reason, "" when the runtime loads it
+	skips [6]string              // per generation: the skip reason, "" when the runtime loads it
 	// saved checks the stored entry after sessionctl suspended it (loaded cases only).
 	saved func(t *testing.T, col int, e map[string]any)
 }
@@ -227,28 +229,30 @@ const unknownOrigin = "unknown origin platform"
 // platformEdgeCases (items 1–3). Upstream gateway/config.py class Platform at cb4addaca (enum
 // only), 3b750715a (+ yuanbao; _missing_ with irc, teams), 3914089d5 (+ msgraph_webhook;
 // google_chat, line, ntfy, simplex), 52d0d671e and c2a3b9ce5 (+ whatsapp_cloud, relay; photon,
-// raft): SessionSource.from_dict's Platform(...) raises ValueError for a name the generation
+// raft), 481156139 (r0817: the same enum; + a2a, buzz): SessionSource.from_dict's Platform(...) raises ValueError for a name the generation
 // lacks and every generation's loader skips the entry; _missing_ (r0506+) strips and
 // lower-cases the value first.
 func platformEdgeCases() []edgeCase {
 	u := unknownOrigin
 	return []edgeCase{
-		{"yuanbao", setOriginPlatform("yuanbao"), [5]string{u, "", "", "", ""}, platformSaved("yuanbao")},
-		{"msgraph_webhook", setOriginPlatform("msgraph_webhook"), [5]string{u, u, "", "", ""}, platformSaved("msgraph_webhook")},
-		{"whatsapp_cloud", setOriginPlatform("whatsapp_cloud"), [5]string{u, u, u, "", ""}, platformSaved("whatsapp_cloud")},
-		{"relay", setOriginPlatform("relay"), [5]string{u, u, u, "", ""}, platformSaved("relay")},
-		{"irc", setOriginPlatform("irc"), [5]string{u, "", "", "", ""}, platformSaved("irc")},
-		{"teams", setOriginPlatform("teams"), [5]string{u, "", "", "", ""}, platformSaved("teams")},
-		{"google_chat", setOriginPlatform("google_chat"), [5]string{u, u, "", "", ""}, platformSaved("google_chat")},
-		{"line", setOriginPlatform("line"), [5]string{u, u, "", "", ""}, platformSaved("line")},
-		{"ntfy", setOriginPlatform("ntfy"), [5]string{u, u, "", "", ""}, platformSaved("ntfy")},
-		{"simplex", setOriginPlatform("simplex"), [5]string{u, u, "", "", ""}, platformSaved("simplex")},
-		{"photon", setOriginPlatform("photon"), [5]string{u, u, u, "", ""}, platformSaved("photon")},
-		{"raft", setOriginPlatform("raft"), [5]string{u, u, u, "", ""}, platformSaved("raft")},
-		{"a user's plugin", setOriginPlatform("my_plugin"), [5]string{u, u, u, u, u}, nil},
-		{"Telegram", setOriginPlatform("Telegram"), [5]string{u, "", "", "", ""}, platformSaved("telegram")},
-		{"slack+space", setOriginPlatform("slack "), [5]string{u, "", "", "", ""}, platformSaved("slack")},
-		{"IRC", setOriginPlatform("IRC"), [5]string{u, "", "", "", ""}, platformSaved("irc")},
+		{"yuanbao", setOriginPlatform("yuanbao"), [6]string{u, "", "", "", "", ""}, platformSaved("yuanbao")},
+		{"msgraph_webhook", setOriginPlatform("msgraph_webhook"), [6]string{u, u, "", "", "", ""}, platformSaved("msgraph_webhook")},
+		{"whatsapp_cloud", setOriginPlatform("whatsapp_cloud"), [6]string{u, u, u, "", "", ""}, platformSaved("whatsapp_cloud")},
+		{"relay", setOriginPlatform("relay"), [6]string{u, u, u, "", "", ""}, platformSaved("relay")},
+		{"irc", setOriginPlatform("irc"), [6]string{u, "", "", "", "", ""}, platformSaved("irc")},
+		{"teams", setOriginPlatform("teams"), [6]string{u, "", "", "", "", ""}, platformSaved("teams")},
+		{"google_chat", setOriginPlatform("google_chat"), [6]string{u, u, "", "", "", ""}, platformSaved("google_chat")},
+		{"line", setOriginPlatform("line"), [6]string{u, u, "", "", "", ""}, platformSaved("line")},
+		{"ntfy", setOriginPlatform("ntfy"), [6]string{u, u, "", "", "", ""}, platformSaved("ntfy")},
+		{"simplex", setOriginPlatform("simplex"), [6]string{u, u, "", "", "", ""}, platformSaved("simplex")},
+		{"photon", setOriginPlatform("photon"), [6]string{u, u, u, "", "", ""}, platformSaved("photon")},
+		{"raft", setOriginPlatform("raft"), [6]string{u, u, u, "", "", ""}, platformSaved("raft")},
+		{"a2a", setOriginPlatform("a2a"), [6]string{u, u, u, u, u, ""}, platformSaved("a2a")},
+		{"buzz", setOriginPlatform("buzz"), [6]string{u, u, u, u, u, ""}, platformSaved("buzz")},
+		{"a user's plugin", setOriginPlatform("my_plugin"), [6]string{u, u, u, u, u, u}, nil},
+		{"Telegram", setOriginPlatform("Telegram"), [6]string{u, "", "", "", "", ""}, platformSaved("telegram")},
+		{"slack+space", setOriginPlatform("slack "), [6]string{u, "", "", "", "", ""}, platformSaved("slack")},
+		{"IRC", setOriginPlatform("IRC"), [6]string{u, "", "", "", "", ""}, platformSaved("irc")},
 	}
 }
 
@@ -271,15 +275,15 @@ func fromDictEdgeCases() []edgeCase {
 		return func(e map[string]any) { e[field] = value }
 	}
 	return []edgeCase{
-		{"origin {}", set("origin", map[string]any{}), [5]string{"", "", "", noPlatform, noPlatform}, originDropped},
-		{"origin null", set("origin", nil), [5]string{}, originDropped},
-		{"empty session_key", set("session_key", ""), [5]string{}, nil},
-		{"null session_key", set("session_key", nil), [5]string{}, nil},
-		{"numeric session_key", set("session_key", 5), [5]string{}, nil},
-		{"empty session_id", set("session_id", ""), [5]string{}, nil},
-		{"null session_id", set("session_id", nil), [5]string{}, nil},
-		{"numeric session_id", set("session_id", 20260716), [5]string{}, nil},
-		{"é: session_key", set("session_key", "é:agent"), [5]string{"", "", "", drive, drive}, nil},
+		{"origin {}", set("origin", map[string]any{}), [6]string{"", "", "", noPlatform, noPlatform, noPlatform}, originDropped},
+		{"origin null", set("origin", nil), [6]string{}, originDropped},
+		{"empty session_key", set("session_key", ""), [6]string{}, nil},
+		{"null session_key", set("session_key", nil), [6]string{}, nil},
+		{"numeric session_key", set("session_key", 5), [6]string{}, nil},
+		{"empty session_id", set("session_id", ""), [6]string{}, nil},
+		{"null session_id", set("session_id", nil), [6]string{}, nil},
+		{"numeric session_id", set("session_id", 20260716), [6]string{}, nil},
+		{"é: session_key", set("session_key", "é:agent"), [6]string{"", "", "", drive, drive, drive}, nil},
 	}
 }
 

@@ -40,6 +40,10 @@ const (
 	fieldMemoryFlushed    = "memory_flushed"
 	fieldExpiryFinalized  = "expiry_finalized"
 	fieldLastResumeMarked = "last_resume_marked_at"
+	fieldMetadata         = "metadata"
+	fieldTurnToken        = "active_turn_token"
+	fieldTurnStartedAt    = "active_turn_started_at"
+	fieldPrevSessionID    = "prev_session_id"
 )
 
 // Ranks of the fields the loader reads, in entryFieldOrder (and knownName) numbering.
@@ -51,25 +55,60 @@ const (
 	rankDisplayName      = 4
 	rankPlatform         = 5
 	rankChatType         = 6
-	rankLastPromptTokens = 12
-	rankMemoryFlushed    = 15
-	rankExpiryFinalized  = 16
-	rankSuspended        = 17
-	rankResumePending    = 18
-	rankResumeReason     = 19
-	rankLastResumeMarked = 20
-	rankOrigin           = 26
+	rankMetadata         = 7
+	rankLastPromptTokens = 13
+	rankMemoryFlushed    = 16
+	rankExpiryFinalized  = 17
+	rankSuspended        = 18
+	rankResumePending    = 19
+	rankResumeReason     = 20
+	rankLastResumeMarked = 21
+	rankTurnToken        = 22
+	rankTurnStartedAt    = 23
+	rankPrevSessionID    = 28
+	rankOrigin           = 30
 )
 
-// entryFieldOrder is SessionEntry.to_dict output order across all generations.
+// entryFieldOrder is SessionEntry.to_dict output order across all generations; each
+// generation writes the subset its Rules.Fields holds.
 var entryFieldOrder = [...]string{
 	"session_key", "session_id", "created_at", "updated_at", "display_name", "platform",
-	"chat_type", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+	"chat_type", fieldMetadata, "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
 	"total_tokens", "last_prompt_tokens", "estimated_cost_usd", "cost_status",
 	fieldMemoryFlushed, fieldExpiryFinalized, "suspended", "resume_pending", "resume_reason",
-	fieldLastResumeMarked, "is_fresh_reset", "was_auto_reset", "auto_reset_reason",
-	"reset_had_activity", fieldModelOverride, fieldOrigin,
+	fieldLastResumeMarked, fieldTurnToken, fieldTurnStartedAt, "is_fresh_reset", "was_auto_reset",
+	"auto_reset_reason", "reset_had_activity", fieldPrevSessionID, fieldModelOverride, fieldOrigin,
 }
+
+// FieldSet is a set of SessionEntry fields, by to_dict rank.
+type FieldSet uint64
+
+// fieldSetOf returns the set of the named fields (each must be in entryFieldOrder).
+func fieldSetOf(names ...string) FieldSet {
+	var s FieldSet
+	for _, n := range names {
+		s |= 1 << entryFieldRank[n]
+	}
+	return s
+}
+
+// without returns s minus the named fields.
+func (s FieldSet) without(names ...string) FieldSet {
+	return s &^ fieldSetOf(names...)
+}
+
+// has reports whether the set holds the field of to_dict rank r.
+func (s FieldSet) has(r int) bool { return r >= 0 && r < 64 && s&(1<<r) != 0 }
+
+// The fields each generation's SessionEntry.to_dict writes (gateway/session.py).
+var (
+	// fieldsR0817: 481156139 adds metadata (ad4034711), active_turn_token and
+	// active_turn_started_at (6774760b6, PR #81264) and prev_session_id (91799405a).
+	fieldsR0817 = fieldSetOf(entryFieldOrder[:]...)
+	// fieldsR0715: what every generation up to r0715 reads or writes (memory_flushed, r0418's
+	// flag, stays a fallback of from_dict later).
+	fieldsR0715 = fieldsR0817.without(fieldMetadata, fieldTurnToken, fieldTurnStartedAt, fieldPrevSessionID)
+)
 
 var entryFieldRank = func() map[string]int {
 	m := make(map[string]int, len(entryFieldOrder))
@@ -438,6 +477,9 @@ func (e *Entry) view(fields []rawField, v *entryView) {
 	var seen map[string]bool // only for entries with many unknown names
 	for _, f := range fields {
 		rank, name := entryRank(f.name)
+		if rank >= 0 && !e.rules.Fields.has(rank) {
+			rank, name = -1, entryFieldOrder[rank]
+		}
 		switch {
 		case rank >= 0:
 			v[rank] = f.value

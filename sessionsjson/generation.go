@@ -12,6 +12,8 @@ const (
 	GenR0525   Generation = "r0525"   // schema 12–16
 	GenR0703   Generation = "r0703"   // schema 17–18: _README, path safety
 	GenR0715   Generation = "r0715"   // schema 19–21: gateway_routing is primary
+	GenV22V25  Generation = "v22-v25" // short-lived builds between r0715 and r0817: read-only
+	GenR0817   Generation = "r0817"   // schema 26: 481156139, 2026-08-17
 	GenNewer   Generation = "newer"   // schema newer than the table knows: readable, never written
 	GenUnknown Generation = "unknown" // no state.db: rules inferred from the file
 )
@@ -79,7 +81,50 @@ type Rules struct {
 	DBRepairs bool
 	// WritesAllowed is false for generations the tool does not know.
 	WritesAllowed bool
+	// Intermediate: written by a short-lived build no fixture settles (schema v22–v25,
+	// 2026-07-16 … 08-15, runtime-v26.md §7 Q1): read-only, and a start of a current gateway
+	// migrates the file.
+	Intermediate bool
+	// Tip is the runtime's get_compression_tip rule.
+	Tip TipRule
+	// Fields is the set of SessionEntry fields the generation's to_dict writes; any other
+	// member is an unknown field (dropped by the runtime's next full save).
+	Fields FieldSet
+	// TurnMarkers: entries carry the active-turn marker pair (active_turn_token,
+	// active_turn_started_at), recover_interrupted_turns runs at an unclean start and
+	// discard_active_turn_markers at a clean one (6774760b6, PR #81264).
+	TurnMarkers bool
+	// PeerRecovery: the load-time prune recovers a stale entry through
+	// find_latest_gateway_session_for_peer (rows of the same session_key and source, open or
+	// ended agent_close/ws_orphan_reap, messages first, then the latest activity; fenced by
+	// later reset rows; d2a4d373e PR #82633, 6e99531c8 PR #82743) instead of the compression
+	// tip, and keeps an entry whose lookup raises (d17daf0b1).
+	PeerRecovery bool
+	// PromptGC: prune_empty_ghost_sessions also deletes every system_prompts row no session
+	// references, in the same transaction (7d066c3c5, PR #77755).
+	PromptGC bool
+	// TurnLeases: session_turn_leases exists (6e929a969); finalize-orphans and prune-ghosts
+	// skip a lineage whose root holds a live lease (the decision, §7 Q3).
+	TurnLeases bool
 }
+
+// TipRule selects which runtime generation's get_compression_tip rule to follow.
+type TipRule int
+
+// Compression-tip rules (statedb/tip.go has the SQL of each).
+const (
+	// TipNone: no compression-tip rule (before schema v7); the tip is the id itself.
+	TipNone TipRule = iota
+	// TipV11: the v11–v16 rule (3b750715a, 3914089d5): the latest child started at or after
+	// its parent's compression end; 100 steps, no record of the ids seen.
+	TipV11
+	// TipV17: the v17–v23 rule (52d0d671e, c2a3b9ce5): continuation children ranked by class,
+	// then the latest message (else started_at).
+	TipV17
+	// TipV24: as TipV17, ranked by _sql_session_last_active: the freshest of
+	// last_activity_at and the latest message, else started_at (c2088efe9, PR #76354; r0817).
+	TipV24
+)
 
 // generationRow is one generation's facts: the schema versions it wrote and its rules.
 type generationRow struct {
@@ -92,20 +137,20 @@ type generationRow struct {
 var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
 	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
-		Platforms: platformsR0525, NormalisePlatform: true}
+		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
 	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
-		DBRepairs: true, WritesAllowed: true}
+		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.
 var generations = []generationRow{
 	{1, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18: no Platform._missing_ yet
 		r.Generation, r.CrashRecoverySetsSuspended, r.FinalizedFlag, r.DBRepairs = GenR0418, true, "memory_flushed", false
-		r.Platforms, r.NormalisePlatform = platformsR0418, false
+		r.Platforms, r.NormalisePlatform, r.Tip = platformsR0418, false, TipNone
 	})},
 	{7, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
 	{12, 16, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
@@ -116,6 +161,21 @@ var generations = []generationRow{
 	})},
 	{19, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
 		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
+	})},
+	// v22 eb6aa0360 (07-16), v23 9acc4b47f, v24 c2088efe9/53a5983af, v25 7d066c3c5 (08-03):
+	// builds that lived days each; their routing rules changed inside the range.
+	{22, 23, "", with(modernLoad, func(r *Rules) {
+		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
+		r.Fields = fieldsR0817
+	})},
+	{24, 25, "", with(modernLoad, func(r *Rules) {
+		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
+		r.Fields, r.Tip = fieldsR0817, TipV24
+	})},
+	{26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
+		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
+		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
+		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases = true, true, true, true
 	})},
 }
 
@@ -131,15 +191,27 @@ func NewestKnownSchema() int {
 
 // GenerationForSchema maps a state.db schema_version to the generation that wrote it.
 func GenerationForSchema(version int) Generation {
+	return RulesForSchema(version).Generation
+}
+
+// RulesForSchema returns the rules of the generation that writes schema_version version:
+// GenNewer's (the newest generation's, writes refused) above the table, GenUnknown's below it.
+func RulesForSchema(version int) Rules {
 	if version > NewestKnownSchema() {
-		return GenNewer
+		return RulesFor(GenNewer)
 	}
 	for _, g := range generations {
 		if version >= g.minSchema && version <= g.maxSchema {
-			return g.rules.Generation
+			return g.rules
 		}
 	}
-	return GenUnknown
+	return RulesFor(GenUnknown)
+}
+
+// SchemaWritable reports whether sessionctl writes to a state.db of schema_version version:
+// the table has a generation for it whose rules allow writes.
+func SchemaWritable(version int) bool {
+	return version >= 1 && version <= NewestKnownSchema() && RulesForSchema(version).WritesAllowed
 }
 
 // GenerationFromREADME infers the generation of a home without state.db from the "_README"

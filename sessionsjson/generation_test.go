@@ -12,7 +12,8 @@ func TestGenerationTable(t *testing.T) {
 		gen    Generation
 	}{
 		{0, GenUnknown}, {1, GenR0418}, {6, GenR0418}, {7, GenR0506}, {11, GenR0506}, {12, GenR0525},
-		{16, GenR0525}, {17, GenR0703}, {18, GenR0703}, {19, GenR0715}, {21, GenR0715}, {22, GenNewer}, {30, GenNewer},
+		{16, GenR0525}, {17, GenR0703}, {18, GenR0703}, {19, GenR0715}, {21, GenR0715}, {22, GenV22V25}, {23, GenV22V25},
+		{24, GenV22V25}, {25, GenV22V25}, {26, GenR0817}, {27, GenNewer}, {30, GenNewer},
 	} {
 		if got := GenerationForSchema(tt.schema); got != tt.gen {
 			t.Errorf("GenerationForSchema(%d) = %s, want %s", tt.schema, got, tt.gen)
@@ -22,23 +23,36 @@ func TestGenerationTable(t *testing.T) {
 		crashSuspends, autoResume, pruneAtLoad, freshness, dbRepairs, writes bool
 		safety                                                               PathSafety
 		flag                                                                 string
+		tip                                                                  TipRule
+		r0817                                                                bool // turn markers, peer recovery, prompt GC, turn leases
 	}
 	for _, tt := range []struct {
 		gen  Generation
 		want facts
 	}{
-		{GenR0418, facts{crashSuspends: true, writes: true, flag: "memory_flushed"}},
-		{GenR0506, facts{dbRepairs: true, writes: true, flag: "expiry_finalized"}},
-		{GenR0525, facts{autoResume: true, dbRepairs: true, writes: true, flag: "expiry_finalized"}},
-		{GenR0703, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyStrict, flag: "expiry_finalized"}},
-		{GenR0715, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized"}},
-		{GenNewer, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized"}},
+		{GenR0418, facts{crashSuspends: true, writes: true, flag: "memory_flushed", tip: TipNone}},
+		{GenR0506, facts{dbRepairs: true, writes: true, flag: "expiry_finalized", tip: TipV11}},
+		{GenR0525, facts{autoResume: true, dbRepairs: true, writes: true, flag: "expiry_finalized", tip: TipV11}},
+		{GenR0703, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyStrict, flag: "expiry_finalized", tip: TipV17}},
+		{GenR0715, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized", tip: TipV17}},
+		{GenV22V25, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized", tip: TipV17}},
+		{GenR0817, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, writes: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized", tip: TipV24, r0817: true}},
+		{GenNewer, facts{autoResume: true, pruneAtLoad: true, freshness: true, dbRepairs: true, safety: PathSafetyInteriorSlash, flag: "expiry_finalized", tip: TipV24, r0817: true}},
 	} {
 		r := RulesFor(tt.gen)
-		got := facts{r.CrashRecoverySetsSuspended, r.AutoResume, r.PruneEndedAtLoad, r.FreshnessGate, r.DBRepairs, r.WritesAllowed, r.PathSafety, r.FinalizedFlag}
+		got := facts{r.CrashRecoverySetsSuspended, r.AutoResume, r.PruneEndedAtLoad, r.FreshnessGate, r.DBRepairs, r.WritesAllowed, r.PathSafety, r.FinalizedFlag,
+			r.Tip, r.TurnMarkers && r.PeerRecovery && r.PromptGC && r.TurnLeases}
 		if got != tt.want || r.Generation != tt.gen {
 			t.Errorf("RulesFor(%s) = %+v, want %+v", tt.gen, got, tt.want)
 		}
+	}
+	for v := 22; v <= 25; v++ {
+		if r := RulesForSchema(v); r.WritesAllowed || !r.Intermediate || SchemaWritable(v) {
+			t.Errorf("schema v%d: writes %v, intermediate %v", v, r.WritesAllowed, r.Intermediate)
+		}
+	}
+	if RulesForSchema(24).Tip != TipV24 || !SchemaWritable(26) || SchemaWritable(27) || SchemaWritable(0) {
+		t.Error("v24 tip rule or writable range")
 	}
 	for text, gen := range map[string]Generation{"": GenR0525, READMEr0703: GenR0703, READMEr0715: GenR0715, "Something else": GenNewer} {
 		if got := GenerationFromREADME(text); got != gen {

@@ -375,46 +375,54 @@ func knownName(b []byte) (name string, rank int, ok bool) {
 		return "platform", 5, true
 	case "chat_type":
 		return "chat_type", 6, true
+	case "metadata":
+		return "metadata", 7, true
 	case "input_tokens":
-		return "input_tokens", 7, true
+		return "input_tokens", 8, true
 	case "output_tokens":
-		return "output_tokens", 8, true
+		return "output_tokens", 9, true
 	case "cache_read_tokens":
-		return "cache_read_tokens", 9, true
+		return "cache_read_tokens", 10, true
 	case "cache_write_tokens":
-		return "cache_write_tokens", 10, true
+		return "cache_write_tokens", 11, true
 	case "total_tokens":
-		return "total_tokens", 11, true
+		return "total_tokens", 12, true
 	case "last_prompt_tokens":
-		return "last_prompt_tokens", 12, true
+		return "last_prompt_tokens", 13, true
 	case "estimated_cost_usd":
-		return "estimated_cost_usd", 13, true
+		return "estimated_cost_usd", 14, true
 	case "cost_status":
-		return "cost_status", 14, true
+		return "cost_status", 15, true
 	case "memory_flushed":
-		return "memory_flushed", 15, true
+		return "memory_flushed", 16, true
 	case "expiry_finalized":
-		return "expiry_finalized", 16, true
+		return "expiry_finalized", 17, true
 	case "suspended":
-		return "suspended", 17, true
+		return "suspended", 18, true
 	case "resume_pending":
-		return "resume_pending", 18, true
+		return "resume_pending", 19, true
 	case "resume_reason":
-		return "resume_reason", 19, true
+		return "resume_reason", 20, true
 	case "last_resume_marked_at":
-		return "last_resume_marked_at", 20, true
+		return "last_resume_marked_at", 21, true
+	case "active_turn_token":
+		return "active_turn_token", 22, true
+	case "active_turn_started_at":
+		return "active_turn_started_at", 23, true
 	case "is_fresh_reset":
-		return "is_fresh_reset", 21, true
+		return "is_fresh_reset", 24, true
 	case "was_auto_reset":
-		return "was_auto_reset", 22, true
+		return "was_auto_reset", 25, true
 	case "auto_reset_reason":
-		return "auto_reset_reason", 23, true
+		return "auto_reset_reason", 26, true
 	case "reset_had_activity":
-		return "reset_had_activity", 24, true
+		return "reset_had_activity", 27, true
+	case "prev_session_id":
+		return "prev_session_id", 28, true
 	case "model_override":
-		return "model_override", 25, true
+		return "model_override", 29, true
 	case "origin":
-		return "origin", 26, true
+		return "origin", 30, true
 	case "chat_id":
 		return "chat_id", -1, true
 	case "chat_name":

@@ -80,7 +80,9 @@ func TestGenerations(t *testing.T) {
 		{13, GenR0525, true, "expiry_finalized"},
 		{17, GenR0703, true, "expiry_finalized"},
 		{21, GenR0715, true, "expiry_finalized"},
-		{22, GenNewer, false, "expiry_finalized"},
+		{22, GenV22V25, false, "expiry_finalized"},
+		{26, GenR0817, true, "expiry_finalized"},
+		{27, GenNewer, false, "expiry_finalized"},
 	}
 	for _, tt := range tests {
 		g := GenerationForSchema(tt.schema)

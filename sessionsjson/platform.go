@@ -106,6 +106,11 @@ var (
 	bundledR0703 = []string{"dingtalk", "discord", "email", "feishu", "google_chat", "homeassistant", "irc",
 		"line", "matrix", "mattermost", "ntfy", "photon", "raft", "simplex", "slack", "sms", "teams",
 		"telegram", "wecom", "whatsapp"}
+	// bundledR0817: 481156139; + a2a (837003b1e, merged after c2a3b9ce5) and buzz (66fc2e2a9,
+	// 2026-07-25). Its enum is r0703's (no member added or removed up to 481156139).
+	bundledR0817 = []string{"a2a", "buzz", "dingtalk", "discord", "email", "feishu",
+		"google_chat", "homeassistant", "irc", "line", "matrix", "mattermost", "ntfy", "photon", "raft",
+		"simplex", "slack", "sms", "teams", "telegram", "wecom", "whatsapp"}
 )
 
 // Per-generation platform sets (the generation table points at them).
@@ -114,6 +119,7 @@ var (
 	platformsR0506 = newPlatformSet(enumR0506, bundledR0506)
 	platformsR0525 = newPlatformSet(enumR0525, bundledR0525)
 	platformsR0703 = newPlatformSet(enumR0703, bundledR0703)
+	platformsR0817 = newPlatformSet(enumR0703, bundledR0817)
 )
 
 // LooksLikePluginPlatform reports whether an unknown platform value has the shape of a

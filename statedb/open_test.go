@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,13 +121,27 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	}
 }
 
+// TestWritesRefusedOnNewerSchema: a schema newer than the table (v27) and an intermediate
+// one (v22–v25) are read, never written.
 func TestWritesRefusedOnNewerSchema(t *testing.T) {
-	path := copyDB(t, "r0715-c2a3b9ce5")
-	mustExec(t, rawDB(t, path), "UPDATE schema_version SET version = 22")
-	db := openWrite(t, path)
-	if s := db.Schema(); !s.Newer || s.Known {
-		t.Fatalf("schema %d: newer=%v known=%v", s.Version, s.Newer, s.Known)
+	for _, tt := range []struct {
+		version             int
+		newer, intermediate bool
+	}{{NewestKnownVersion + 1, true, false}, {22, false, true}, {25, false, true}} {
+		t.Run(fmt.Sprint(tt.version), func(t *testing.T) {
+			path := copyDB(t, "r0715-c2a3b9ce5")
+			mustExec(t, rawDB(t, path), fmt.Sprintf("UPDATE schema_version SET version = %d", tt.version))
+			db := openWrite(t, path)
+			if s := db.Schema(); s.Newer != tt.newer || s.Intermediate != tt.intermediate || s.Known {
+				t.Fatalf("schema %d: newer=%v intermediate=%v known=%v", s.Version, s.Newer, s.Intermediate, s.Known)
+			}
+			writesRefused(t, db)
+		})
 	}
+}
+
+func writesRefused(t *testing.T, db *DB) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := db.FinalizeOrphans(ctx, fixtureNow, DefaultOrphanMinAge, Batch{}, nil); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Errorf("FinalizeOrphans: %v", err)

@@ -1,6 +1,8 @@
 package statedb
 
 import (
+	"github.com/sessionctl/sessionctl/sessionsjson"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -8,9 +10,9 @@ import (
 	"strings"
 )
 
-// NewestKnownVersion is the newest schema_version this package can write to (S21, the last
-// single-file runtime).
-const NewestKnownVersion = 21
+// NewestKnownVersion is the newest schema_version this package can write to (S26, the
+// r0817 runtime 481156139); v22–v25 below it are read-only (sessionsjson.SchemaWritable).
+const NewestKnownVersion = 26
 
 // FTS layouts reported in Schema.FTSLayout (upstream hermes_state.py schema migrations).
 const (
@@ -28,8 +30,9 @@ type Schema struct {
 	// generation the tables and columns belong to inserts when it next opens the file
 	// (LayoutVersion); sessionctl never writes it.
 	VersionMissing      bool
-	Known               bool            // 1 ≤ Version ≤ NewestKnownVersion
+	Known               bool            // a version this package writes (sessionsjson.SchemaWritable)
 	Newer               bool            // Version > NewestKnownVersion: readable, never written
+	Intermediate        bool            // v22–v25: written by a short-lived build; readable, never written
 	Tables              map[string]bool // every table and view name in sqlite_master
 	SessionColumns      map[string]bool // PRAGMA table_info(sessions), by name
 	MessageColumns      map[string]bool // PRAGMA table_info(messages), by name
@@ -107,8 +110,9 @@ func inspectVersion(ctx context.Context, q querier, s *Schema) error {
 	default:
 		s.Version = int(v.Int64)
 	}
-	s.Known = s.Version >= 1 && s.Version <= NewestKnownVersion
+	s.Known = sessionsjson.SchemaWritable(s.Version)
 	s.Newer = s.Version > NewestKnownVersion
+	s.Intermediate = sessionsjson.RulesForSchema(s.Version).Intermediate
 	return nil
 }
 
@@ -118,6 +122,9 @@ func inspectVersion(ctx context.Context, q querier, s *Schema) error {
 // schema version of the generation added, so a database of any version of the generation
 // has it and none older does (hermes_state.py):
 //
+//	v26 sessions.git_metadata_generation  e89532d97; r0817 (481156139) inserts 26
+//	v25 system_prompts           7d066c3c5; a v25 build inserts 25
+//	v24 sessions.last_activity_at     c2088efe9; a v24 build inserts 24
 //	v19 gateway_routing          94205a113; r0715 (c2a3b9ce5) inserts 21
 //	v17 sessions.session_key     86e64900b; r0703 (52d0d671e) inserts 17
 //	v12 messages.platform_message_id  31a010010; r0525 (3914089d5) inserts 13
@@ -127,6 +134,9 @@ var layouts = []struct {
 	table, column string
 	version       int
 }{
+	{"sessions", "git_metadata_generation", 26},
+	{"system_prompts", "", 25},
+	{"sessions", "last_activity_at", 24},
 	{"gateway_routing", "", 21},
 	{"sessions", "session_key", 17},
 	{"messages", "platform_message_id", 13},
@@ -233,7 +243,7 @@ func (db *DB) requireWrite(op string) error {
 		return fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}
 	if !db.schema.Known {
-		return fmt.Errorf("%s: schema_version %d (newest known %d): %w",
+		return fmt.Errorf("%s: schema_version %d is not one this package writes (newest v%d): %w",
 			op, db.schema.Version, NewestKnownVersion, ErrUnsupportedSchema)
 	}
 	return nil

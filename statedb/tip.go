@@ -1,45 +1,36 @@
 package statedb
 
 import (
+	"github.com/sessionctl/sessionctl/sessionsjson"
+
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 )
 
-// TipRule selects which runtime generation's get_compression_tip rule to follow.
-type TipRule int
+// TipRule selects which runtime generation's get_compression_tip rule to follow; the
+// generation table (sessionsjson.Rules.Tip) says which generation follows which.
+type TipRule = sessionsjson.TipRule
 
+// The compression-tip rules (sessionsjson has what each follows and its upstream commits).
+// Under TipV11 the walk keeps no record of the ids it has seen and does not stop at an empty
+// id: it takes up to 100 steps and returns where it stands, and its callers
+// (hermes_cli/main.py: `get_compression_tip(id) or id`) fall back to the starting id when
+// that is ”. Under TipV17 and TipV24 the walk stops at an empty id or an id it has seen
+// (returning where it stands), and after 100 steps; its gateway caller (gateway/session.py
+// _compression_tip_for_session_id) catches any exception of the lookup and keeps the
+// starting id: see ErrTipLookupRaises.
 const (
-	// TipNone: runtimes before schema v7 have no compression-tip rule; the tip is the id itself.
-	TipNone TipRule = iota
-	// TipV11: the v11–v16 rule (upstream hermes_state.py get_compression_tip, as of 3b750715a
-	// and 3914089d5): the most recently started child that started at or after its
-	// 'compression'-ended parent ended. The walk keeps no record of the ids it has seen and
-	// does not stop at an empty id: it takes up to 100 steps and returns where it stands, and
-	// its callers (hermes_cli/main.py: `get_compression_tip(id) or id`) fall back to the
-	// starting id when that is ''. On a cycle it returns the id 100 steps along.
-	TipV11
-	// TipV17: the v17+ rule (upstream hermes_state.py get_compression_tip, as of 52d0d671e and
-	// c2a3b9ce5): among children of a 'compression'-ended parent that are not branch, delegate
-	// or 'tool' children, prefer compression-ended, then live, then the rest, then the latest
-	// activity, started_at and id (all descending). The walk stops at an empty id or an id it
-	// has seen (returning where it stands), and after 100 steps. Its gateway caller
-	// (gateway/session.py _compression_tip_for_session_id, 52d0d671e and c2a3b9ce5) catches
-	// any exception of the lookup and keeps the starting id: see ErrTipLookupRaises.
-	TipV17
+	TipNone = sessionsjson.TipNone
+	TipV11  = sessionsjson.TipV11
+	TipV17  = sessionsjson.TipV17
+	TipV24  = sessionsjson.TipV24
 )
 
 // TipRuleForSchema returns the tip rule of the runtime that wrote a schema version.
 func TipRuleForSchema(version int) TipRule {
-	switch {
-	case version < 7:
-		return TipNone
-	case version < 17:
-		return TipV11
-	default:
-		return TipV17
-	}
+	return sessionsjson.RulesForSchema(version).Tip
 }
 
 // ErrTipLookupRaises reports a compression-tip lookup whose SQL raises on a value of the
@@ -67,18 +58,40 @@ const tipStepV17 = `SELECT child.id FROM sessions parent
 	         child.started_at DESC, child.id DESC
 	LIMIT 1`
 
+// tipStepV24 is the r0817 step (upstream hermes_state.py get_compression_tip at 481156139):
+// the v17 step ranked by _sql_session_last_active(child) (hermes_state_common.py), the
+// freshest of last_activity_at and the latest message, else started_at (c2088efe9).
+const tipStepV24 = `SELECT child.id FROM sessions parent
+	JOIN sessions child ON child.parent_session_id = parent.id
+	WHERE parent.id = ?1 AND parent.end_reason = 'compression'
+	  AND json_extract(COALESCE(child.model_config, '{}'), '$._branched_from') IS NULL
+	  AND json_extract(COALESCE(child.model_config, '{}'), '$._delegate_from') IS NULL
+	  AND COALESCE(child.source, '') != 'tool'
+	ORDER BY CASE WHEN child.end_reason = 'compression' THEN 0
+	              WHEN child.ended_at IS NULL THEN 1 ELSE 2 END,
+	         COALESCE((SELECT MAX(v.v) FROM (SELECT child.last_activity_at AS v
+	                   UNION ALL SELECT (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id)) v),
+	                  child.started_at) DESC,
+	         child.started_at DESC, child.id DESC
+	LIMIT 1`
+
 // CompressionTip walks from id through compression continuations under rule and returns the
 // id the runtime of that rule resolves id to (id itself when there is no continuation). Under
 // TipV17, a step whose SQL raises on a value of the database returns id and an error
 // wrapping ErrTipLookupRaises (the runtime's gateway keeps the starting id).
 func (db *DB) CompressionTip(ctx context.Context, id string, rule TipRule) (string, error) {
+	if rule == TipV24 && !db.schema.SessionColumns["last_activity_at"] {
+		rule = TipV17 // the same order when the column is absent (all NULL)
+	}
 	switch rule {
 	case TipNone:
 		return id, nil
 	case TipV11:
 		return db.tipV11(ctx, id)
 	case TipV17:
-		return db.tipV17(ctx, id)
+		return db.tipWalk(ctx, id, tipStepV17)
+	case TipV24:
+		return db.tipWalk(ctx, id, tipStepV24)
 	default:
 		return "", fmt.Errorf("compression tip: unknown rule %d", rule)
 	}
@@ -113,15 +126,16 @@ func (db *DB) tipV11(ctx context.Context, id string) (string, error) {
 	return cur, nil
 }
 
-// tipV17 follows the v17 rule: stop at an empty id or one already seen, at most 100 steps.
-func (db *DB) tipV17(ctx context.Context, id string) (string, error) {
+// tipWalk follows the v17 and v24 rules (step is the rule's query): stop at an empty id or
+// one already seen, at most 100 steps.
+func (db *DB) tipWalk(ctx context.Context, id, step string) (string, error) {
 	cur := id
 	seen := map[string]bool{}
 	if id != "" {
 		seen[id] = true
 	}
 	for range maxLineageSteps {
-		next, ok, err := db.tipStep(ctx, tipStepV17, cur)
+		next, ok, err := db.tipStep(ctx, step, cur)
 		if err != nil && raisesOnData(err) {
 			return id, fmt.Errorf("compression tip of %q (at %q): %v: %w", id, cur, err, ErrTipLookupRaises)
 		}

@@ -18,7 +18,9 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return []Finding{{DBMissing, Info, "state.db", "no state.db in this home"}}, nil
 	}
 	var out []Finding
-	if !h.Schema.Known {
+	if h.Schema.Intermediate {
+		out = append(out, Finding{SchemaIntermediate, Warn, "state.db", fmt.Sprintf("schema v%d was written by a short-lived build between r0715 (v21) and r0817 (v26), whose routing and prune rules changed inside that range and no fixture settles: reads work, every write is refused (exit 4); start a current gateway once (it migrates the file to v26), then run sessionctl again", h.Schema.Version)})
+	} else if !h.Schema.Known {
 		what := fmt.Sprintf("newer than this sessionctl knows (≤ v%d)", sessionsjson.NewestKnownSchema())
 		if !h.Schema.Newer {
 			what = "not a schema version any Hermes runtime wrote"
@@ -102,7 +104,7 @@ func badModelConfigs(ctx context.Context, h *home.Home) ([]Finding, error) {
 		what := "model_config " + b.Value.Literal() + " is not JSON: "
 		fix := "; clear it with the gateway stopped (UPDATE sessions SET model_config = NULL WHERE id = …) if the continuation should be followed"
 		switch {
-		case h.TipRule() != statedb.TipV17:
+		case h.TipRule() != statedb.TipV17 && h.TipRule() != statedb.TipV24:
 			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "generation " + string(h.Gen) + "'s runtime does not read it (the compression-tip lookup of r0703 and later raises on it when its parent ended by compression)"})
 		case b.ParentCompression:
 			out = append(out, Finding{DBBadModelConfig, Warn, b.ID, what + "the runtime's compression-tip lookup through its parent " + *b.ParentID + " (ended by compression) raises on it, so the gateway leaves an entry on that chain where it is, as if there were no continuation; sessionctl does the same (repoint skips it)" + fix})

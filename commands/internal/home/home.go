@@ -231,7 +231,7 @@ func (h *Home) openDatabaseOnly(ctx context.Context) error {
 	if err := h.openDB(ctx); err != nil {
 		return err
 	}
-	h.Rules = sessionsjson.RulesFor(h.Gen)
+	h.settleRules(nil)
 	if h.DB != nil && h.Schema.HasGatewayRouting {
 		h.Storage = StorageDB
 	}
@@ -285,6 +285,10 @@ func (h *Home) LoadMirror() error {
 
 // settleRules picks the generation's rules; without a state.db the _README text decides.
 func (h *Home) settleRules(data []byte) {
+	if h.DB != nil {
+		h.Rules = sessionsjson.RulesForSchema(h.Schema.Version)
+		return
+	}
 	if h.Gen == sessionsjson.GenUnknown && data != nil {
 		h.Gen = sessionsjson.GenerationFromREADME(readmeText(data))
 	}

@@ -128,6 +128,9 @@ func (r *Run) CheckWritable() error {
 }
 
 func checkWritable(h *home.Home) error {
+	if h.DB != nil && h.Schema.Intermediate {
+		return failure.Mark(failure.Data, fmt.Errorf("state.db schema v%d was written by a short-lived build between r0715 (v21) and r0817 (v26) whose rules no fixture settles: refusing to write; reads still work; start a current gateway once (it migrates the file to v26)", h.Schema.Version))
+	}
 	if h.DB != nil && !h.Schema.Known {
 		return failure.Mark(failure.Data, fmt.Errorf("state.db schema v%d is newer than this sessionctl knows (≤ v%d): refusing to write; reads still work", h.Schema.Version, sessionsjson.NewestKnownSchema()))
 	}
