@@ -1,6 +1,7 @@
 package sessionsjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -238,5 +239,54 @@ func TestPyStr(t *testing.T) {
 		if got := pyStr([]byte(c.in)); got != c.want {
 			t.Errorf("pyStr(%s) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestSavedTurnFieldsR0817: an entry sessionctl changes in a v26 home is written as r0817's
+// to_dict writes it (gateway/session.py at 481156139): metadata, the active-turn pair and
+// prev_session_id in their to_dict places, the pair nulled where from_dict nulls it; unknown
+// fields stay; older generations add nothing.
+func TestSavedTurnFieldsR0817(t *testing.T) {
+	const head = `{"session_key": "k", "session_id": "s", "created_at": "2026-07-16T09:00:00", "updated_at": "2026-07-16T09:00:00", "platform": "telegram", "chat_type": "dm", `
+	for _, tt := range []struct {
+		name, in, want string
+		changed        []string
+	}{
+		{"r0715-shaped", head + `"suspended": false, "x_unknown": 1, "reset_had_activity": false}`,
+			head + `"metadata": {}, "suspended": false, "x_unknown": 1, "active_turn_token": null, "active_turn_started_at": null, "reset_had_activity": false, "prev_session_id": null}`,
+			[]string{"metadata", "active_turn_token", "active_turn_started_at", "prev_session_id"}},
+		{"empty token nulls the pair", head + `"metadata": {"a": 1}, "active_turn_token": "", "active_turn_started_at": "2026-07-16T09:00:00", "prev_session_id": "p"}`,
+			head + `"metadata": {"a": 1}, "active_turn_token": null, "active_turn_started_at": null, "prev_session_id": "p"}`,
+			[]string{"active_turn_token", "active_turn_started_at"}},
+		{"malformed start", head + `"metadata": {}, "active_turn_token": "abc", "active_turn_started_at": "soon", "prev_session_id": null}`,
+			head + `"metadata": {}, "active_turn_token": "abc", "active_turn_started_at": null, "prev_session_id": null}`,
+			[]string{"active_turn_started_at"}},
+		{"r0817-shaped", head + `"metadata": {}, "active_turn_token": "abc", "active_turn_started_at": "2026-07-16T09:00:00", "prev_session_id": null}`,
+			"", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := DecodeEntry("k", []byte(tt.in), RulesFor(GenR0817))
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved, changed := e.Saved()
+			if !slices.Equal(changed, tt.changed) {
+				t.Errorf("changed %v, want %v", changed, tt.changed)
+			}
+			if tt.want == "" {
+				if saved != e {
+					t.Errorf("an r0817-shaped entry was rewritten: %s", saved.Text())
+				}
+				return
+			}
+			want, _ := DecodeEntry("k", []byte(tt.want), RulesFor(GenR0817))
+			if !bytes.Equal(saved.Raw(), want.Raw()) {
+				t.Errorf("saved\n%s\nwant\n%s", saved.Raw(), want.Raw())
+			}
+			old, _ := DecodeEntry("k", []byte(tt.in), RulesFor(GenR0715))
+			if s, c := old.Saved(); s != old || c != nil {
+				t.Errorf("r0715 rules added %v", c)
+			}
+		})
 	}
 }

@@ -351,10 +351,62 @@ func (e *Entry) Saved() (*Entry, []string) {
 		}
 		out = append(out, f)
 	}
+	if e.rules.TurnMarkers {
+		out, changed = savedTurnFields(out, changed)
+	}
 	if changed == nil {
 		return e, nil
 	}
 	return entryFromRaw(e.Key, appendRawObject(nil, out), e.rules), changed
+}
+
+// savedTurnFields writes the four fields r0817's to_dict always writes (gateway/session.py at
+// 481156139): metadata ({} when absent), active_turn_token and active_turn_started_at (both
+// null unless the token is a non-empty string, as from_dict nulls a partial or malformed
+// pair; a start time ParseISO cannot read is null too) and prev_session_id (null when
+// absent). It returns the fields and the changed names.
+func savedTurnFields(fields []Field, changed []string) ([]Field, []string) {
+	get := func(name string) ([]byte, bool) {
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == name })
+		if i < 0 {
+			return nil, false
+		}
+		return fields[i].Raw, true
+	}
+	set := func(name string, raw []byte) {
+		if i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == name }); i >= 0 {
+			fields[i].Raw = raw
+		} else {
+			fields = slices.Insert(fields, insertPos(fields, name), Field{Name: name, Raw: raw})
+		}
+		changed = append(changed, name)
+	}
+	null := []byte("null")
+	if _, ok := get(fieldMetadata); !ok {
+		set(fieldMetadata, []byte("{}"))
+	}
+	token, hasToken := get(fieldTurnToken)
+	started, hasStarted := get(fieldTurnStartedAt)
+	validToken := hasToken && len(token) > 2 && token[0] == '"'
+	if !hasToken || (!validToken && string(token) != "null") {
+		set(fieldTurnToken, null)
+	}
+	if !hasStarted || (string(started) != "null" && (!validToken || !isoString(started))) {
+		set(fieldTurnStartedAt, null)
+	}
+	if _, ok := get(fieldPrevSessionID); !ok {
+		set(fieldPrevSessionID, null)
+	}
+	return fields, changed
+}
+
+// isoString reports whether raw is a JSON string ParseISO reads.
+func isoString(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '"' {
+		return false
+	}
+	_, err := ParseISO(decodeString(raw))
+	return err == nil
 }
 
 // savedOrigin returns the loaded origin object with its platform written as the member's
@@ -587,7 +639,7 @@ func stringValue(raw []byte) string {
 // reasons), returned without allocating.
 var internedValues = func() map[string]string {
 	m := map[string]string{}
-	for _, set := range []*PlatformSet{platformsR0418, platformsR0506, platformsR0525, platformsR0703} {
+	for _, set := range []*PlatformSet{platformsR0418, platformsR0506, platformsR0525, platformsR0703, platformsR0817} {
 		for p := range set.builtin {
 			m[p] = p
 		}

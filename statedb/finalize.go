@@ -30,12 +30,15 @@ const orphanPredicate = `sessions.api_call_count = 0
 type Orphan struct {
 	Session
 	LiveLock *CompressionLock
+	// LiveLease is the live turn lease of the session's lineage root (r0817), which the CLI
+	// skips as it skips a live lock (the runtime does not).
+	LiveLease *TurnLease
 }
 
 // FinalizeResult reports a FinalizeOrphans run.
 type FinalizeResult struct {
 	Changes []RowChange // one per finalized sessions row, full before/after images
-	Locked  []Orphan    // matching sessions left alone because they hold a live compression lock
+	Locked  []Orphan    // matching sessions left alone because they hold a live compression lock or their lineage a live turn lease
 	// Remaining are the candidate ids left for another batch (Batch.Among), oldest first:
 	// matching ones beyond MaxRows, and ids of Among this batch did not evaluate. Empty
 	// when the run is done.
@@ -60,7 +63,24 @@ func (db *DB) FinalizeCandidates(ctx context.Context, now, minAge float64) ([]Or
 	if err != nil {
 		return nil, classify("finalize candidates", err, false)
 	}
+	leased, err := db.leasedAmong(ctx, db.sql, now, orphanIDs(out))
+	if err != nil {
+		return nil, classify("finalize candidates", err, false)
+	}
+	for i := range out {
+		if l, ok := leased[out[i].ID]; ok {
+			out[i].LiveLease = &l
+		}
+	}
 	return out, nil
+}
+
+func orphanIDs(orphans []Orphan) []string {
+	ids := make([]string, len(orphans))
+	for i, o := range orphans {
+		ids[i] = o.ID
+	}
+	return ids
 }
 
 // parentIndex is the runtime's index on sessions(parent_session_id).
@@ -233,7 +253,29 @@ func (db *DB) orphanImages(ctx context.Context, q querier, ti tableInfo, now, mi
 			free = append(free, img)
 		}
 	}
-	return free, locked, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return db.withoutLeased(ctx, q, now, free, locked)
+}
+
+// withoutLeased moves the images whose lineage root holds a live turn lease from free to
+// locked.
+func (db *DB) withoutLeased(ctx context.Context, q querier, now float64, free []RowImage, locked []Orphan) ([]RowImage, []Orphan, error) {
+	leased, err := db.leasedAmong(ctx, q, now, imageIDs(free))
+	if err != nil || len(leased) == 0 {
+		return free, locked, err
+	}
+	kept := free[:0]
+	for _, img := range free {
+		id := img.Key["id"].Text
+		if l, ok := leased[id]; ok {
+			locked = append(locked, Orphan{Session: Session{ID: id}, LiveLease: &l})
+		} else {
+			kept = append(kept, img)
+		}
+	}
+	return kept, locked, nil
 }
 
 // orphanImagesQuery returns orphanImages' query and its arguments.

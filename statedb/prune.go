@@ -1,6 +1,8 @@
 package statedb
 
 import (
+	"github.com/sessionctl/sessionctl/sessionsjson"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -28,13 +30,22 @@ type Ghost struct {
 	Session
 	ChildIDs []string
 	Kept     bool
+	// Leased is the live turn lease of the ghost's lineage root (r0817): the CLI skips it.
+	Leased *TurnLease
+}
+
+// promptGC reports whether the ghost prune of the file's generation also deletes the
+// unreferenced system prompts (and the file has the table).
+func (db *DB) promptGC() bool {
+	return db.schema.Tables["system_prompts"] && sessionsjson.RulesForSchema(db.schema.Version).PromptGC
 }
 
 // PruneResult reports a PruneGhosts run.
 type PruneResult struct {
 	Deleted  []string            // session ids deleted, oldest first
-	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions
+	Changes  []RowChange         // before images of the deleted sessions rows, then of rows in other tables removed or changed by ON DELETE actions, then of the system prompts deleted
 	Kept     []string            // matching ghosts kept because rows that stay name them as parent
+	Leased   []Ghost             // matching ghosts skipped because their lineage holds a live turn lease
 	Children map[string][]string // the children of each kept ghost
 	// Remaining are the candidate ids left for another batch (Batch.Among), oldest first:
 	// matching ones beyond MaxRows, and ids of Among this batch did not evaluate. Empty
@@ -63,10 +74,17 @@ func (db *DB) GhostCandidates(ctx context.Context, now, minAge float64) ([]Ghost
 	if err != nil {
 		return nil, classify("ghost candidates", err, false)
 	}
-	kept := keptGhosts(ids, children)
+	leased, err := db.leasedAmong(ctx, db.sql, now, ids)
+	if err != nil {
+		return nil, classify("ghost candidates", err, false)
+	}
+	kept := keptGhosts(notLeased(ids, leased), children)
 	out := make([]Ghost, len(sessions))
 	for i, s := range sessions {
 		out[i] = Ghost{Session: s, ChildIDs: children[s.ID], Kept: kept[s.ID]}
+		if l, ok := leased[s.ID]; ok {
+			out[i].Leased = &l
+		}
 	}
 	return out, nil
 }
@@ -146,7 +164,9 @@ func collectPairs(rows *sql.Rows, out map[string][]string) error {
 // deleted, and so how long the write lock is held; Remaining lists the others for the next
 // batch. Transcript files are not touched (see TranscriptFiles). beforeCommit (optional)
 // sees every change, latch included, inside the transaction before it commits; its error
-// rolls everything back.
+// rolls everything back. Where the generation's runtime does (sessionsjson.Rules.PromptGC,
+// r0817), every system_prompts row no session references any more is deleted in the same
+// transaction, its before image among Changes.
 func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, batch Batch, beforeCommit CommitHook) (PruneResult, error) {
 	const op = "prune ghosts"
 	if err := db.requireWrite(op); err != nil {
@@ -161,7 +181,7 @@ func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, batch Batch,
 	var res PruneResult
 	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if res, err = pruneTx(ctx, tx, now-minAge, batch); err != nil {
+		if res, err = db.pruneTx(ctx, tx, now, minAge, batch); err != nil {
 			return err
 		}
 		return beforeCommit.run(append(res.Changes, res.Latch))
@@ -173,8 +193,9 @@ func (db *DB) PruneGhosts(ctx context.Context, now, minAge float64, batch Batch,
 	return res, nil
 }
 
-func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (PruneResult, error) {
+func (db *DB) pruneTx(ctx context.Context, tx *sql.Tx, now, minAge float64, batch Batch) (PruneResult, error) {
 	var res PruneResult
+	cutoff := now - minAge
 	ti, err := loadTableInfo(ctx, tx, "sessions")
 	if err != nil {
 		return res, err
@@ -191,10 +212,18 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 		return res, err
 	}
 	ids := imageIDs(ghosts)
-	kept := keptGhosts(ids, children)
+	leased, err := db.leasedAmong(ctx, tx, now, ids)
+	if err != nil {
+		return res, err
+	}
+	kept := keptGhosts(notLeased(ids, leased), children)
 	res.Children = make(map[string][]string)
 	var deletable []string
 	for _, id := range evaluated {
+		if l, ok := leased[id]; ok {
+			res.Leased = append(res.Leased, Ghost{Session: Session{ID: id}, Leased: &l})
+			continue
+		}
 		if kept[id] {
 			res.Kept, res.Children[id] = append(res.Kept, id), children[id]
 		} else {
@@ -219,8 +248,63 @@ func pruneTx(ctx context.Context, tx *sql.Tx, cutoff float64, batch Batch) (Prun
 	if res.Changes, err = deleteSessions(ctx, tx, ti, deletedImages(ghosts, res.Deleted)); err != nil {
 		return res, err
 	}
+	if db.promptGC() {
+		prompts, err := deleteUnreferencedPrompts(ctx, tx)
+		if err != nil {
+			return res, err
+		}
+		res.Changes = append(res.Changes, prompts...)
+	}
 	res.Latch, err = setLatch(ctx, tx, LatchPruneGhosts)
 	return res, err
+}
+
+// unreferencedPrompts is the runtime's condition for a system_prompts row no session uses
+// (r0817 hermes_state.py _delete_unreferenced_system_prompts, 7d066c3c5, PR #77755).
+const unreferencedPrompts = `NOT EXISTS (SELECT 1 FROM sessions WHERE sessions.system_prompt_hash = system_prompts.hash)`
+
+// deleteUnreferencedPrompts deletes every system_prompts row no session references, as
+// r0817's prune_empty_ghost_sessions does in the transaction of its DELETE (not only the
+// deleted ghosts' prompts: every unreferenced one), and returns their changes.
+func deleteUnreferencedPrompts(ctx context.Context, tx *sql.Tx) ([]RowChange, error) {
+	ti, err := loadTableInfo(ctx, tx, "system_prompts")
+	if err != nil {
+		return nil, err
+	}
+	before, err := readImagesWhere(ctx, tx, ti, unreferencedPrompts+" ORDER BY hash")
+	if err != nil {
+		return nil, fmt.Errorf("read unreferenced system prompts: %w", err)
+	}
+	if len(before) == 0 {
+		return nil, nil
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM system_prompts WHERE "+unreferencedPrompts)
+	if err != nil {
+		return nil, fmt.Errorf("delete unreferenced system prompts: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(before)) {
+		return nil, fmt.Errorf("delete unreferenced system prompts: %d rows deleted, %d read (%v)", n, len(before), err)
+	}
+	out := make([]RowChange, len(before))
+	for i := range before {
+		out[i] = RowChange{Table: ti.name, Key: before[i].Key, Before: &before[i]}
+	}
+	return out, nil
+}
+
+// notLeased returns ids without those in leased: a leased ghost stays, like a row that is
+// not a ghost, so a ghost parenting it is kept.
+func notLeased(ids []string, leased map[string]TurnLease) []string {
+	if len(leased) == 0 {
+		return ids
+	}
+	var out []string
+	for _, id := range ids {
+		if _, ok := leased[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // withGhostDescendants adds to ghosts (oldest first) the ghosts among their descendants,

@@ -62,7 +62,7 @@ func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
 			return nil, fmt.Errorf("orphan check: %w", err)
 		}
 		for _, o := range orphans {
-			if o.LiveLock == nil {
+			if o.LiveLock == nil && o.LiveLease == nil {
 				out = append(out, Finding{DBOrphanedContinuation, Warn, o.Session.ID, "open compression continuation older than 7 days with no API calls (never used): sessionctl finalize-orphans --apply"})
 			}
 		}
@@ -76,6 +76,9 @@ func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
 		return nil, fmt.Errorf("ghost check: %w", err)
 	}
 	for _, g := range ghosts {
+		if g.Leased != nil {
+			continue // a turn is running on its conversation: prune-ghosts skips it
+		}
 		out = append(out, Finding{DBTUIGhost, Info, g.Session.ID, "empty, untitled, ended TUI session older than 24 h: sessionctl prune-ghosts --apply"})
 	}
 	expired, err := h.DB.OpenWithExpiredLock(ctx, now)

@@ -78,6 +78,8 @@ const (
 	ResumeSuspended  ID = "resume.suspended"
 	ResumeNotPending ID = "resume.not-pending"
 	OrphanLocked     ID = "orphan.locked"
+	OrphanLeased     ID = "orphan.leased"
+	GhostLeased      ID = "ghost.leased"
 	GhostHasChildren ID = "ghost.has-children"
 	GhostUnsafeID    ID = "ghost.unsafe-id"
 	GhostGlobID      ID = "ghost.glob-id"
@@ -94,7 +96,7 @@ var All = []ID{
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused,
-	ResumeSuspended, ResumeNotPending, OrphanLocked, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 
 // FailOn is the level of findings that fails a run.

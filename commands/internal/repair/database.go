@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,7 +54,7 @@ func finalizeCandidates(ctx context.Context, db *statedb.DB, now, minAge float64
 	var ids []string
 	var locked []statedb.Orphan
 	for _, o := range cands {
-		if o.LiveLock != nil {
+		if o.LiveLock != nil || o.LiveLease != nil {
 			locked = append(locked, o)
 		} else {
 			ids = append(ids, o.Session.ID)
@@ -127,10 +128,21 @@ func (r *Run) batches(ctx context.Context, ids []string, res Outcome, step func(
 	return res, nil
 }
 
+// leasedFinding reports a session skipped because its lineage holds a live turn lease.
+func leasedFinding(id check.ID, session string, l *statedb.TurnLease) check.Finding {
+	return check.Finding{Check: id, Severity: check.Info, Subject: session,
+		Message: fmt.Sprintf("its conversation %s holds a live turn lease (%s, expires_at %s): a turn is running on it right now; skipped",
+			l.ConversationID, l.Holder, strconv.FormatFloat(l.ExpiresAt, 'f', -1, 64))}
+}
+
 // finalizeReport lists the sessions ended (or to end) and the live-locked ones skipped.
 func finalizeReport(ids []string, locked []statedb.Orphan, now float64) Outcome {
 	var res Outcome
 	for _, o := range locked {
+		if o.LiveLease != nil {
+			res.Findings = append(res.Findings, leasedFinding(check.OrphanLeased, o.Session.ID, o.LiveLease))
+			continue
+		}
 		res.Findings = append(res.Findings, check.Finding{Check: check.OrphanLocked, Severity: check.Info, Subject: o.Session.ID,
 			Message: "holds a live compression lock (" + o.LiveLock.Holder + "): skipped"})
 	}
@@ -169,7 +181,7 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	}
 	var deletable []statedb.Session
 	for _, g := range ghosts {
-		if !g.Kept {
+		if !g.Kept && g.Leased == nil {
 			deletable = append(deletable, g.Session)
 		}
 	}
@@ -182,6 +194,7 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
 	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), deletable, transcripts)
+	res.Findings = append(res.Findings, leasedGhosts(ghosts)...)
 	res.Findings = append(res.Findings, pickFindings(globs, sessionIDs(deletable))...)
 	return res, nil
 }
@@ -261,11 +274,12 @@ func childrenOf(ghosts []statedb.Ghost) map[string][]string {
 	return children
 }
 
-// ghostIDs returns the ids of the kept ghosts (kept) or of the others, in order.
+// ghostIDs returns the ids of the kept ghosts (kept) or of the others, in order; ghosts
+// whose lineage holds a live turn lease are in neither.
 func ghostIDs(ghosts []statedb.Ghost, kept bool) []string {
 	var ids []string
 	for _, g := range ghosts {
-		if g.Kept == kept {
+		if g.Kept == kept && g.Leased == nil {
 			ids = append(ids, g.Session.ID)
 		}
 	}
@@ -286,6 +300,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
 	}
 	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), nil, nil)
+	res.Findings = append(res.Findings, leasedGhosts(ghosts)...)
 	deletable := ghostIDs(ghosts, false)
 	if len(deletable) == 0 {
 		return res, nil
@@ -312,6 +327,8 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			return flatten(transcripts), nil
 		})
 		report := pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts)
+		report.Findings = append(report.Findings, leasedGhosts(pr.Leased)...)
+		report.Changes = append(report.Changes, deletedPrompts(pr.Changes)...)
 		report.Findings = append(report.Findings, pickFindings(globs, changedSessionIDs(pr.Changes, true))...)
 		return batchStep{tx, report, pr.Remaining}, err
 	})
@@ -323,6 +340,29 @@ func deletedSessions(changes []statedb.RowChange) []statedb.Session {
 	for _, c := range changes {
 		if c.Table == "sessions" && c.After == nil && c.Before != nil {
 			out = append(out, statedb.SessionFromImage(c.Before))
+		}
+	}
+	return out
+}
+
+// leasedGhosts reports the ghosts skipped because their lineage holds a live turn lease.
+func leasedGhosts(ghosts []statedb.Ghost) []check.Finding {
+	var out []check.Finding
+	for _, g := range ghosts {
+		if g.Leased != nil {
+			out = append(out, leasedFinding(check.GhostLeased, g.Session.ID, g.Leased))
+		}
+	}
+	return out
+}
+
+// deletedPrompts lists the system_prompts rows changes delete (r0817's ghost prune deletes
+// every unreferenced one).
+func deletedPrompts(changes []statedb.RowChange) []Change {
+	var out []Change
+	for _, c := range changes {
+		if c.Table == "system_prompts" && c.After == nil && c.Before != nil {
+			out = append(out, Change{Store: "state.db", Target: "system_prompts/" + c.Key["hash"].Text, Op: "delete"})
 		}
 	}
 	return out
