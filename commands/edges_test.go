@@ -261,7 +261,8 @@ func platformEdgeCases() []edgeCase {
 // no path; r0703 (52d0d671e) parses it when it is a dict (9c994377e: {} then raises KeyError
 // 'platform', caught, skipped) and checks session_key and session_id with _is_path_unsafe
 // (4d4ba0831: `if not value: return False`, then str(value), s[0].isalpha()); r0715
-// (c2a3b9ce5) checks the key with _is_session_key_unsafe (83f14b2f2). to_dict writes origin
+// (c2a3b9ce5) checks the key with _is_session_key_unsafe (83f14b2f2); r0817 (481156139)
+// loads metadata through dict(value or {}), which raises on a string. to_dict writes origin
 // only `if self.origin:` (every generation).
 func fromDictEdgeCases() []edgeCase {
 	const noPlatform = "origin missing platform"
@@ -283,6 +284,8 @@ func fromDictEdgeCases() []edgeCase {
 		{"empty session_id", set("session_id", ""), [6]string{}, nil},
 		{"null session_id", set("session_id", nil), [6]string{}, nil},
 		{"numeric session_id", set("session_id", 20260716), [6]string{}, nil},
+		{"metadata a string", set("metadata", "ab"), [6]string{"", "", "", "", "", "metadata not a mapping"}, nil},
+		{"metadata pairs", set("metadata", []any{[]any{"a", 1}}), [6]string{}, nil},
 		{"é: session_key", set("session_key", "é:agent"), [6]string{"", "", "", drive, drive, drive}, nil},
 	}
 }

@@ -139,7 +139,7 @@ func printEntries(o *options, h *home.Home, list []home.EntryRow, total int) err
 	rows := make([][]string, 0, len(list))
 	for _, r := range list {
 		e := h.Entry(r.Key)
-		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(r), relative(now, e.UpdatedAt.WallMicros()), rowLabel(r), countLabel(r.RestartCount)})
+		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(h, r), relative(now, e.UpdatedAt.WallMicros()), rowLabel(r), countLabel(r.RestartCount)})
 	}
 	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
 	if err := renderTable(o.stdout, []string{"KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"}, rows); err != nil {
@@ -149,7 +149,7 @@ func printEntries(o *options, h *home.Home, list []home.EntryRow, total int) err
 	return nil
 }
 
-func entryFlags(r home.EntryRow) string {
+func entryFlags(h *home.Home, r home.EntryRow) string {
 	s := ""
 	if r.Suspended {
 		s += "S"
@@ -164,10 +164,10 @@ func entryFlags(r home.EntryRow) string {
 		s += " stale"
 	}
 	if r.Skip != "" {
-		s += "SKIPPED: " + r.Skip
+		s += check.SkipFlag(h) + r.Skip
 	}
 	if r.Legacy {
-		s = strings.TrimSpace(s + " legacy: only in sessions.json, imported at the next start")
+		s = strings.TrimSpace(s + " legacy: only in sessions.json" + check.LegacyFlagNote(h))
 	}
 	if s == "" {
 		return "-"
@@ -234,16 +234,16 @@ func showEntry(c *cli.Context, o *options, key string) error {
 	if o.quiet {
 		return nil
 	}
-	return printEntry(o, e, row, lineage, h.IsLegacy(key))
+	return printEntry(o, h, e, row, lineage)
 }
 
-func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *home.LineageRows, legacy bool) error {
+func printEntry(o *options, h *home.Home, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {
 	fmt.Fprintf(o.stdout, "key  %s\n", e.Key)
-	if legacy {
-		fmt.Fprintln(o.stdout, "legacy entry: only in sessions.json, not in gateway_routing; the runtime imports it at its next load")
+	if h.IsLegacy(e.Key) {
+		fmt.Fprintln(o.stdout, "legacy entry: only in sessions.json, not in gateway_routing"+check.LegacyNote(h))
 	}
 	if e.Skip != "" {
-		fmt.Fprintf(o.stdout, "SKIPPED by the runtime: %s\n", e.Skip)
+		fmt.Fprintf(o.stdout, "%s: %s\n", check.SkipLabel(h), e.Skip)
 	}
 	fields := e.Fields()
 	rows := make([][]string, 0, len(fields))
@@ -254,7 +254,7 @@ func printEntry(o *options, e *sessionsjson.Entry, row string, lineage *home.Lin
 		return err
 	}
 	if len(e.UnknownFields) > 0 {
-		fmt.Fprintf(o.stdout, "unknown fields (kept by sessionctl, dropped by the runtime's next save): %v\n", e.UnknownFields)
+		fmt.Fprintf(o.stdout, "unknown fields (%s): %v\n", check.UnknownFieldsNote(h), e.UnknownFields)
 	}
 	fmt.Fprintf(o.stdout, "row  %s\n", row)
 	return printLineage(o, lineage)

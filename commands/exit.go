@@ -49,7 +49,7 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case errors.Is(err, sessionsjson.ErrInvalid):
 		return ExitUsage
-	case errors.Is(err, sessionsjson.ErrLocked), errors.Is(err, repair.ErrGatewayRunning),
+	case errors.Is(err, sessionsjson.ErrLocked), errors.Is(err, repair.ErrGatewayRunning), errors.Is(err, statedb.ErrRepairInProgress),
 		errors.Is(err, statedb.ErrConflict), errors.Is(err, repair.ErrUndoConflict):
 		return ExitRefused
 	}

@@ -1,11 +1,12 @@
 package commands
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
-	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/urfave/cli/v2"
 )
@@ -92,14 +93,14 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn)
 	if failOn.Fails(findings) {
 		code = ExitFindings
 	}
-	if rep.Data.Refused {
-		code = ExitData
+	if rep.Data.Refused { // 4 on an unwritable schema; a runtime guard's own code (3: its repair lock)
+		code = exitCode(context.Background(), rep.RefusedBy)
 	}
 	data.Ignored = orEmpty(data.Ignored)
 	if o.json {
 		res := result{applied: data.Changed > 0, findings: findings, changes: rep.Changes, journals: data.Journals, exitCode: code, data: data}
 		env := newEnvelope(rep.Home, o, res)
-		if code == ExitData {
+		if rep.Data.Refused {
 			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: rep.Refusal()}
 		}
 		if err := emitJSON(o, env); err != nil {
@@ -111,10 +112,10 @@ func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn)
 		}
 		fmt.Fprintln(o.stdout, maintainSummary(data, findings))
 	}
-	switch code {
-	case ExitData:
-		return failure.Mark(failure.Data, errReported)
-	case ExitFindings:
+	switch {
+	case rep.Data.Refused:
+		return errors.Join(errReported, rep.RefusedBy)
+	case code == ExitFindings:
 		return errFindings
 	}
 	return nil

@@ -32,6 +32,11 @@ func TestPreviewStartPerGeneration(t *testing.T) {
 			[]string{"repoint to 20260713_122336_478460", "mark resume_pending (restart_interrupted)", "auto-resume"}, true},
 		{"r0715-c2a3b9ce5", []string{"mark resume_pending (restart_interrupted)", "auto-resume"},
 			[]string{"repoint to 20260713_122336_478460", "mark resume_pending (restart_interrupted)", "auto-resume"}, true},
+		// r0817 recovers the latest row of the key (the ws_orphan_reap sibling, which carries the
+		// parent's key in an r0817-written home) and dates the entry by its last activity, so
+		// crash recovery does not mark it (runtime-v26.md §2.3, observed on this fixture).
+		{"r0817-481156139", []string{"mark resume_pending (restart_interrupted)", "auto-resume"},
+			[]string{"repoint to 20260713_182336_7f2d5f"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.gen, func(t *testing.T) {

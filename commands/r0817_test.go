@@ -5,7 +5,9 @@ package commands
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,6 +138,122 @@ func TestTurnLeaseSkipR0817(t *testing.T) {
 			}
 			if endReason.Valid == live || (ghosts == 1) != live {
 				t.Errorf("lease live %v: %s end_reason %v, ghost %s rows %d", live, orphan1, endReason, ghostOld1, ghosts)
+			}
+		})
+	}
+}
+
+// nextStart returns the actions of `status --json` by entry key, in order.
+func nextStart(t *testing.T, home string) map[string][]string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "status")
+	if code != ExitOK {
+		t.Fatalf("status: exit %d: %s", code, stderr)
+	}
+	var env struct {
+		Data struct {
+			NextStart []struct{ Key, Action string } `json:"next_start"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, a := range env.Data.NextStart {
+		out[a.Key] = append(out[a.Key], a.Action)
+	}
+	return out
+}
+
+// TestPreviewLoadTimeR0817: the r0817 load-time prune as the fixture's runtime did it with its
+// loader enabled (fixture README, runtime-v26.md §2.3): three entries rebuilt on the latest
+// row of their key (the chain's and the race's equal the compression tips, the siblings' is
+// the reaped sibling, which it reopens), the entry with no continuation dropped.
+func TestPreviewLoadTimeR0817(t *testing.T) {
+	got := nextStart(t, fixtureHome(t, genR0817))
+	for key, want := range map[string]string{
+		"agent:main:discord:thread:140119164223563701:140119164223563701": "repoint to 20260713_221054_f44293",
+		"agent:main:slack:dm:D026897520":                                  "repoint to 20260713_182336_7f2d5f",
+		"agent:main:telegram:group:-1007191547473:116311710":              "repoint to 20260713_005243_eb1a28",
+		"agent:main:discord:group:456117026968082137:900178866045402768":  "drop",
+	} {
+		if len(got[key]) == 0 || got[key][0] != want {
+			t.Errorf("%s: %q, want %q first", key, got[key], want)
+		}
+	}
+}
+
+// TestPreviewTurnMarkersR0817: an entry with an active-turn marker (r0817, 6774760b6) is
+// marked resume_pending (restart_interrupted) by recover_interrupted_turns on an unclean
+// start when the turn started within the hour, only cleared when it started earlier, and
+// cleared by discard_active_turn_markers on a clean one.
+func TestPreviewTurnMarkersR0817(t *testing.T) {
+	const key = "agent:main:slack:dm:D043095675" // plain: updated 25 min ago
+	for _, tt := range []struct {
+		name, started string
+		clean         bool
+		want          []string
+	}{
+		{"fresh, unclean", "2026-07-16T09:00:00.000000", false, []string{"mark resume_pending (restart_interrupted)", "auto-resume"}},
+		{"stale, unclean", "2026-07-16T08:00:00.000000", false, []string{"clear turn marker"}},
+		{"fresh, clean", "2026-07-16T09:00:00.000000", true, []string{"clear turn marker"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			home := fixtureHome(t, genR0817)
+			for _, set := range []string{
+				fmt.Sprintf(`UPDATE gateway_routing SET entry_json = json_set(entry_json, '$.active_turn_token', 'abc123', '$.active_turn_started_at', '%s') WHERE session_key = '%s'`, tt.started, key),
+			} {
+				execSQL(t, filepath.Join(home, "state.db"), set)
+			}
+			if tt.clean {
+				if err := os.WriteFile(filepath.Join(home, ".clean_shutdown"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := nextStart(t, home)[key]; !slices.Equal(got, tt.want) {
+				t.Errorf("%s: %q, want %q", key, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOpenHealFindingsR0817: check reports what r0817's next open and start will do
+// (runtime-v26.md §3.8) on a v26 home, and nothing of it on an r0715 home with the same
+// state (those runtimes neither write nor heal it).
+func TestOpenHealFindingsR0817(t *testing.T) {
+	plant := []string{
+		"INSERT INTO state_meta (key, value) VALUES ('fts_stale', '1'), ('fts_optimize_available', '1'), ('fts_rebuild_high_water', '10')",
+		"ALTER TABLE session_model_usage RENAME TO smu_old",
+		"CREATE TABLE session_model_usage (session_id TEXT, model TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, task TEXT DEFAULT '', PRIMARY KEY (session_id, model, billing_provider, billing_base_url, billing_mode))",
+		"DROP TABLE smu_old",
+		`UPDATE gateway_routing SET entry_json = json_set(entry_json, '$.active_turn_token', 'abc', '$.active_turn_started_at', '2026-07-16T09:00:00') WHERE session_key = 'agent:main:slack:dm:D043095675'`,
+	}
+	want := map[check.ID]string{
+		check.DBFTSStale: "fts_stale", check.DBFTSOptimizable: "state.db", check.DBFTSRebuildInterrupted: "state.db",
+		check.DBLegacyPrimaryKey: "session_model_usage", check.EntryTurnMarker: "agent:main:slack:dm:D043095675",
+		check.EntryStartTarget: "agent:main:slack:dm:D026897520", check.PreviewResetPolicy: "config.yaml",
+	}
+	for _, gen := range []string{genR0817, "r0715-c2a3b9ce5"} {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			stmts := plant
+			if gen != genR0817 {
+				stmts = plant[:1] // r0715 has no task column and writes no turn markers
+			}
+			execSQL(t, filepath.Join(home, "state.db"), stmts...)
+			if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("session_reset:\n  mode: idle\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, stdout, _ := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "check", "--fail-on", "never")
+			env := decodeEnvelope(t, stdout)
+			for id, subject := range want {
+				f := findingsOf(env, id)
+				if gen == genR0817 && (len(f) != 1 || f[0].Subject != subject) {
+					t.Errorf("%s: %+v, want one on %s", id, f, subject)
+				}
+				if gen != genR0817 && len(f) != 0 {
+					t.Errorf("%s on %s: %+v", id, gen, f)
+				}
 			}
 		})
 	}

@@ -71,7 +71,7 @@ func report(o *options, h *home.Home, res result) error {
 		journal := res.journals[len(res.journals)-1]
 		fmt.Fprintf(o.stdout, "applied %d change%s; journal: %s (undo with: %s)\n", n, plural(n, "", "s"), journal, undoHint(o, journal))
 	default:
-		fmt.Fprintf(o.stdout, "plan only: %d change%s; run again with --apply to write\n", n, plural(n, "", "s"))
+		fmt.Fprintf(o.stdout, "plan only: %d change%s; %s\n", n, plural(n, "", "s"), repair.PlanNote(h))
 	}
 	return nil
 }

@@ -270,7 +270,7 @@ func execSQL(t testing.TB, dbPath string, stmts ...string) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	for _, s := range append(stmts, "PRAGMA wal_checkpoint(TRUNCATE)") {
+	for _, s := range append(stmts, "PRAGMA wal_checkpoint(PASSIVE)") {
 		if _, err := db.Exec(s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,9 +65,11 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitCode,
 			"fixture":   cmdFixture,
+			"synthetic": cmdSynthetic,
 			"waitfile":  cmdWaitFile,
 			"dumpmatch": cmdDumpMatch,
 			"sqlexec":   cmdSQLExec,
+			"homesnap":  cmdHomeSnap,
 		},
 	})
 }
@@ -100,6 +103,15 @@ func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: fixture GEN DIR")
 	}
 	fixtureHomeAt(ts, fullGeneration(ts, args[0]), ts.MkAbs(args[1]))
+}
+
+// cmdSynthetic copies the synthetic v30 home (testdata/synthetic-v30), relocated:
+// `synthetic DIR`.
+func cmdSynthetic(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: synthetic DIR")
+	}
+	syntheticHomeAt(ts, ts.MkAbs(args[0]))
 }
 
 // cmdDumpMatch compares a home's dump with a fixture's expected dump:
@@ -168,4 +180,20 @@ func cmdSQLExec(ts *testscript.TestScript, neg bool, args []string) {
 	if _, err := db.Exec(args[1]); err != nil {
 		ts.Fatalf("sqlexec: %v", err)
 	}
+}
+
+// cmdHomeSnap writes a listing of everything under a home, nothing left out (each file by
+// mode, modification time and SHA-256; directories; symlinks): `homesnap HOME FILE`. Two
+// listings equal under cmp prove the home byte for byte unchanged, with nothing created.
+func cmdHomeSnap(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: homesnap HOME FILE")
+	}
+	snap := strictSnapshot(&scriptTB{ts: ts}, ts.MkAbs(args[0]))
+	lines := make([]string, 0, len(snap))
+	for path, what := range snap {
+		lines = append(lines, path+" "+what)
+	}
+	slices.Sort(lines)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }

@@ -70,13 +70,12 @@ func printStatus(o *options, h *home.Home, d check.StatusData, findings []check.
 		fmt.Fprintf(w, "schema      no state.db\n")
 	}
 	c := d.Counts
-	fmt.Fprintf(w, "entries     %d loaded, %d skipped by the runtime; %d resume_pending (%d stale), %d suspended\n",
-		c.Entries, c.Skipped, c.ResumePending, c.Stale, c.Suspended)
+	fmt.Fprintf(w, "entries     %s\n", check.EntriesText(h, c))
 	fmt.Fprintf(w, "sessions    %d (%d open, %d ended), %d messages\n", c.Sessions, c.OpenSessions, c.EndedSessions, c.Messages)
-	fmt.Fprintf(w, "counts      %s\n", describeCounts(h.Counts))
-	fmt.Fprintf(w, "shutdown    %s\n", describeCleanShutdown(h.CleanShutdown))
+	fmt.Fprintf(w, "counts      %s\n", check.CountsText(h))
+	fmt.Fprintf(w, "shutdown    %s\n", check.ShutdownText(h))
 	printFindings(o, findings)
-	return printNextStart(o, d.NextStart)
+	return printNextStart(o, d)
 }
 
 func gatewayWord(o *options, running bool) string {
@@ -86,32 +85,14 @@ func gatewayWord(o *options, running bool) string {
 	return "not running"
 }
 
-func describeCounts(c home.Counts) string {
-	switch {
-	case !c.Present:
-		return ".restart_failure_counts absent"
-	case c.Err != nil:
-		return fmt.Sprintf(".restart_failure_counts unreadable (%v); the runtime leaves it in place", c.Err)
-	default:
-		return fmt.Sprintf(".restart_failure_counts: %d key(s)", len(c.Parsed.Keys))
-	}
-}
-
-func describeCleanShutdown(present bool) string {
-	if present {
-		return ".clean_shutdown present: the next start skips crash recovery"
-	}
-	return ".clean_shutdown absent: the next start runs crash recovery (entries updated within 120 s)"
-}
-
-func printNextStart(o *options, actions []check.StartAction) error {
-	if len(actions) == 0 {
-		fmt.Fprintln(o.stdout, "next start  nothing changes")
+func printNextStart(o *options, d check.StatusData) error {
+	if len(d.NextStart) == 0 {
+		fmt.Fprintln(o.stdout, "next start  "+d.NoPreviewText())
 		return nil
 	}
 	fmt.Fprintln(o.stdout, "next start:")
-	rows := make([][]string, 0, len(actions))
-	for _, a := range actions {
+	rows := make([][]string, 0, len(d.NextStart))
+	for _, a := range d.NextStart {
 		rows = append(rows, []string{a.Key, a.Action, a.Reason})
 	}
 	return renderTable(o.stdout, []string{"KEY", "ACTION", "WHY"}, rows)

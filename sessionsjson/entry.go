@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Field is one member of an entry object, in file order.
@@ -29,6 +30,7 @@ const (
 	SkipOriginNoPlatform  = "origin missing platform"
 	SkipOriginNoChatID    = "origin missing chat_id"
 	SkipOriginNotObject   = "origin not an object"
+	SkipMetadata          = "metadata not a mapping"
 	skipTypeErrorSuffix   = " (TypeError: the rest of the file is not loaded)"
 	skipMissingPrefix     = "missing "
 	skipMalformedSuffix   = " malformed"
@@ -173,9 +175,10 @@ type Entry struct {
 	// Finalized is expiry_finalized, falling back to memory_flushed (memory_flushed on r0418).
 	Finalized bool
 
-	typeError bool
-	raw       []byte // the value, without surrounding whitespace
-	rules     *Rules
+	typeError   bool
+	turnStarted *Timestamp // the active-turn marker's start (r0817), nil without a valid marker
+	raw         []byte     // the value, without surrounding whitespace
+	rules       *Rules
 }
 
 // rawField is one member of an object as written: the quoted name and the value bytes.
@@ -564,6 +567,40 @@ func (e *Entry) evaluate(fields []rawField) {
 	if e.origin(v[rankOrigin]) {
 		e.required(&v)
 	}
+	if e.Skip == "" && !metadataLoads(v[rankMetadata]) {
+		e.skip(SkipMetadata, false)
+	}
+}
+
+// metadataLoads reports whether r0817's from_dict loads a metadata value:
+// `dict(data.get("metadata") or {})` takes a falsy value as {}, an object as it is and an
+// array of two-element arrays or two-character strings as pairs; anything else raises
+// ValueError or TypeError and the loader skips the entry (gateway/session.py at 481156139).
+// Generations without the field never read it (raw is then nil).
+func metadataLoads(raw []byte) bool {
+	if raw == nil || !truthy(raw) || raw[0] == '{' {
+		return true
+	}
+	if raw[0] != '[' {
+		return false
+	}
+	ok := true
+	s := scanner{data: raw}
+	_ = s.members(']', false, func(_ []byte, start, end int) {
+		item := raw[start:end]
+		switch {
+		case item[0] == '"':
+			ok = ok && utf8.RuneCountInString(decodeString(item)) == 2
+		case item[0] == '[':
+			n := 0
+			s2 := scanner{data: item}
+			_ = s2.members(']', false, func([]byte, int, int) { n++ })
+			ok = ok && n == 2
+		default:
+			ok = false
+		}
+	})
+	return ok
 }
 
 // skip records the runtime's reason to skip; typeError marks reasons raised as TypeError,
@@ -598,6 +635,7 @@ func (e *Entry) plainFields(v *entryView) {
 	e.Finalized = truthy(finalizedRaw(v, e.rules.FinalizedFlag))
 	e.LastPromptTokens = v[rankLastPromptTokens]
 	e.lastResume(v[rankLastResumeMarked])
+	e.turnStarted = turnMarker(v[rankTurnToken], v[rankTurnStartedAt])
 }
 
 // sessionKey decodes session_key, sharing Key's string when they are equal (the usual case).
@@ -626,6 +664,25 @@ func (e *Entry) lastResume(raw []byte) {
 		}
 	}
 	e.LastResumeMalformed = true
+}
+
+// turnMarker is r0817's from_dict of the active-turn pair: the start time when the token is
+// a non-empty string and the time parses, else nil (a partial or malformed pair is nulled).
+func turnMarker(token, started []byte) *Timestamp {
+	if len(token) <= 2 || token[0] != '"' || !isoString(started) {
+		return nil
+	}
+	ts, _ := ParseISO(decodeString(started))
+	return &ts
+}
+
+// TurnStartedAt returns the start of the turn the entry's active-turn marker says is running
+// (r0817: active_turn_token and active_turn_started_at), and whether it has a valid one.
+func (e *Entry) TurnStartedAt() (Timestamp, bool) {
+	if e.turnStarted == nil {
+		return Timestamp{}, false
+	}
+	return *e.turnStarted, true
 }
 
 func stringValue(raw []byte) string {
@@ -705,6 +762,11 @@ func (e *Entry) originPlatform(platform, chatID []byte) bool {
 		return false
 	}
 	p, ok := e.rules.Platforms.Resolve(platform, e.rules.NormalisePlatform)
+	if !ok && !e.rules.Verified() {
+		// a newer generation's platforms are not known: no skip is claimed for one sessionctl
+		// cannot resolve (its runtime may well load it), and the entry is read as it stands
+		p, ok = pyStr(platform), true
+	}
 	switch {
 	case !ok:
 		e.OriginPlatform = pyStr(platform)

@@ -106,7 +106,22 @@ type Rules struct {
 	// TurnLeases: session_turn_leases exists (6e929a969); finalize-orphans and prune-ghosts
 	// skip a lineage whose root holds a live lease (the decision, §7 Q3).
 	TurnLeases bool
+	// HealsOnOpen: the runtime's open heals legacy primary keys (_heal_gateway_routing_pk
+	// 76b0ea511, _heal_session_model_usage_pk b6ca4fc85), rebuilds a detached FTS index
+	// (fts_stale, 1527a81b5) and records legacy FTS as optimisable (9acc4b47f): check
+	// reports what the next open will do.
+	HealsOnOpen bool
+	// Borrowed: the newest generation's rules, lent to a generation the table lacks (GenNewer)
+	// so that its stores can be read; what its runtime does is not verified (Verified).
+	Borrowed bool
 }
+
+// Verified reports whether the rules are a generation's of the table, settled against what
+// is known of its runtime. A generation newer than the table (GenNewer) borrows the newest
+// generation's rules so that its stores can be read (Borrowed), but what its runtime does is
+// not verified: sessionctl then claims no runtime behaviour from them (no skipped entry, no
+// next-start preview, no field dropped on save) and writes nothing.
+func (r Rules) Verified() bool { return !r.Borrowed }
 
 // TipRule selects which runtime generation's get_compression_tip rule to follow.
 type TipRule int
@@ -175,7 +190,7 @@ var generations = []generationRow{
 	{26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
 		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
-		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases = true, true, true, true
+		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
 	})},
 }
 
@@ -246,6 +261,6 @@ func RulesFor(g Generation) Rules {
 		}
 	}
 	r := generations[len(generations)-1].rules
-	r.Generation, r.WritesAllowed = g, false
+	r.Generation, r.WritesAllowed, r.Borrowed = g, false, true
 	return r
 }

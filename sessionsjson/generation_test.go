@@ -83,3 +83,42 @@ func TestStaleMarker(t *testing.T) {
 		t.Error("a runtime constant moved: freshness 1 h, crash window 120 s, stuck threshold 3")
 	}
 }
+
+// TestNewerRulesAreUnverified: every generation of the table is verified (and writable); a
+// newer generation borrows the newest rules unverified, and an entry whose platform those
+// rules cannot resolve is not claimed skipped — its runtime may load it — while a known
+// generation skips it as its runtime does.
+func TestNewerRulesAreUnverified(t *testing.T) {
+	for _, g := range generations {
+		if !g.rules.Verified() {
+			t.Errorf("generation %s is in the table but not verified", g.rules.Generation)
+		}
+	}
+	newer := RulesFor(GenerationForSchema(NewestKnownSchema() + 1))
+	if newer.Verified() || newer.WritesAllowed {
+		t.Fatalf("rules of schema v%d: verified %v, writes %v; want neither", NewestKnownSchema()+1, newer.Verified(), newer.WritesAllowed)
+	}
+	const raw = `{"session_key": "k", "session_id": "s", "created_at": "2026-11-25T08:00:00", "updated_at": "2026-11-25T08:00:00", "platform": "zalo", "origin": {"platform": "zalo", "chat_id": "1"}}`
+	known, err := DecodeEntry("k", []byte(raw), RulesFor(GenR0715))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if known.Skip != SkipOriginPlatform {
+		t.Errorf("r0715: skip %q, want %q", known.Skip, SkipOriginPlatform)
+	}
+	e, err := DecodeEntry("k", []byte(raw), newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Skip != "" || e.OriginPlatform != "zalo" || e.OriginChatID != "1" || e.PlatformKnown {
+		t.Errorf("newer: skip %q, origin %q/%q, platform known %v; want loaded with origin zalo/1, platform unknown", e.Skip, e.OriginPlatform, e.OriginChatID, e.PlatformKnown)
+	}
+	// what no platform set decides is still read as the loader reads it
+	noChat, err := DecodeEntry("k", []byte(`{"session_key": "k", "session_id": "s", "created_at": "2026-11-25", "updated_at": "2026-11-25", "origin": {"platform": "zalo"}}`), newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if noChat.Skip != SkipOriginNoChatID {
+		t.Errorf("newer, origin without chat_id: skip %q, want %q", noChat.Skip, SkipOriginNoChatID)
+	}
+}

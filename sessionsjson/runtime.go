@@ -6,6 +6,10 @@ const (
 	// CrashWindowMicros: suspend_recently_active() acts on entries updated within 120 s,
 	// inclusive (2026-04-11, 2d328d5c7).
 	CrashWindowMicros = 120 * 1_000_000
+	// InterruptedTurnMaxAgeMicros: recover_interrupted_turns marks an entry whose active turn
+	// started at most this long ago (max(3600, 2 × HERMES_AGENT_TIMEOUT) s; the default
+	// 3600 s; r0817, 6774760b6, PR #81264).
+	InterruptedTurnMaxAgeMicros = 3600 * 1_000_000
 	// FreshnessWindowMicros: the auto-continue freshness window W, 1 h (2026-07-01, a1f62f477);
 	// a marker older than W (strictly) is stale.
 	FreshnessWindowMicros = 3600 * 1_000_000

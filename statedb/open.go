@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -70,7 +71,16 @@ func open(ctx context.Context, path string, write bool) (*DB, error) {
 	}
 	sqldb.SetMaxOpenConns(1)
 	db := &DB{sql: sqldb, path: abs, writable: write}
-	if db.schema, err = inspect(ctx, sqldb); err != nil {
+	if write { // the runtime's writable open waits out a busy database too (8da8a7887)
+		var slept time.Duration
+		err = patiently(ctx, func() (err error) {
+			db.schema, err = inspect(ctx, sqldb)
+			return err
+		}, &slept)
+	} else {
+		db.schema, err = inspect(ctx, sqldb)
+	}
+	if err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open state.db %s: %w", path, err)
 	}
@@ -81,7 +91,8 @@ func open(ctx context.Context, path string, write bool) (*DB, error) {
 }
 
 // checkFile verifies, without any SQLite connection, that path is a non-empty regular file
-// starting with the SQLite header.
+// starting with the SQLite header. A file whose header is all NUL is reported as zeroed
+// (ErrZeroed, which is also ErrCorrupt).
 func checkFile(path string) error {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -96,11 +107,15 @@ func checkFile(path string) error {
 	if st.Size() == 0 {
 		return fmt.Errorf("empty file: %w", ErrCorrupt)
 	}
-	head, err := readHead(path, len(sqliteHeader))
+	head, err := readHead(path, zeroedProbeBytes)
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(head, []byte(sqliteHeader)) {
+	if zeroed(head) {
+		return fmt.Errorf("%w: its first %d bytes are NUL (the runtime moves it aside as state.db.zeroed-<time>-<pid>.bak and starts a new database on its next open; sessionctl leaves it alone): %w",
+			ErrZeroed, len(head), ErrCorrupt)
+	}
+	if !bytes.HasPrefix(head, []byte(sqliteHeader)) {
 		return fmt.Errorf("missing SQLite header: %w", ErrCorrupt)
 	}
 	return nil

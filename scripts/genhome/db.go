@@ -84,7 +84,7 @@ func (w *dbWriter) finish() error {
 	if err := w.exec("PRAGMA synchronous=FULL"); err != nil {
 		return err
 	}
-	if err := w.exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+	if err := w.exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 		return err
 	}
 	if w.journal != "wal" {

@@ -50,7 +50,7 @@ func relocate(ctx context.Context, home string, stdout io.Writer) error {
 		return err
 	}
 	n, _ := res.RowsAffected()
-	if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "relocate: %d rows %s -> %s\n", n, old, scope)

@@ -36,6 +36,14 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, dbFindings...)
+	if verified(h) { // on a newer generation they would say what its runtime's open and start do
+		more, err := r0817Findings(ctx, h, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	out = append(out, newer(h)...)
 	out = append(out, gateway(h, out)...)
 	return out, nil
 }
@@ -49,10 +57,11 @@ func Scope(h *home.Home) []Finding {
 	sort.Strings(scopes)
 	var out []Finding
 	for _, scope := range scopes {
-		out = append(out, Finding{RoutingForeignScope, Error, scope,
-			fmt.Sprintf("%d gateway_routing row(s) belong to scope %s, not this home's %s (home copied or restored elsewhere?); "+
-				"the runtime ignores them here: relocate with UPDATE gateway_routing SET scope=… or run the gateway at the original path",
-				h.Routing.Foreign[scope], scope, h.Routing.Scope)})
+		rows := fmt.Sprintf("%d gateway_routing row(s) belong to scope %s, not this home's %s (home copied or restored elsewhere?); ",
+			h.Routing.Foreign[scope], scope, h.Routing.Scope)
+		out = append(out, Finding{RoutingForeignScope, Error, scope, rows + say(h,
+			"the runtime ignores them here: relocate with UPDATE gateway_routing SET scope=… or run the gateway at the original path",
+			"sessionctl reads none of them here: relocate with UPDATE gateway_routing SET scope=… or use the home at the original path")})
 	}
 	return out
 }
@@ -79,6 +88,9 @@ func unreadable(h *home.Home) Finding {
 	if h.Routing.Source == home.SourceGatewayRouting {
 		sev = Warn
 		effect = "it is only the mirror: the runtime routes from gateway_routing, imports nothing from it and rewrites it on its next save"
+	}
+	if !verified(h) {
+		effect = "what a runtime newer than this sessionctl does with it is not known"
 	}
 	fix := "with the gateway stopped, restore it from a backup"
 	var msg string
@@ -110,7 +122,7 @@ func entries(h *home.Home) []Finding {
 	var ids []string
 	for _, e := range h.Routing.Entries {
 		if e.Skip != "" {
-			out = append(out, skipped(e))
+			out = append(out, skipped(h, e))
 			continue
 		}
 		if _, seen := owners[e.SessionID]; !seen {
@@ -118,20 +130,25 @@ func entries(h *home.Home) []Finding {
 		}
 		owners[e.SessionID] = append(owners[e.SessionID], e.Key)
 		out = append(out, pathSafety(h, e)...)
-		out = append(out, entry(e, now)...)
+		out = append(out, entry(h, e, now)...)
 	}
 	for _, id := range ids {
 		if keys := owners[id]; len(keys) > 1 {
 			out = append(out, Finding{EntrySharedSession, Warn, id, "session shared by " + strings.Join(keys, ", ") +
-				": both conversations write into one transcript; suspend all but one (sessionctl suspend KEY --apply)"})
+				say(h, ": both conversations write into one transcript; suspend all but one (sessionctl suspend KEY --apply)", "")})
 		}
 	}
 	return out
 }
 
 // skipped reports an entry the runtime does not load. Entries skipped for path safety get
-// their own check id (entry.path-unsafe); every other reason is entry.skipped.
-func skipped(e *sessionsjson.Entry) Finding {
+// their own check id (entry.path-unsafe); every other reason is entry.skipped. On a newer
+// generation no skip is claimed: sessionctl cannot read the entry (entry.unreadable).
+func skipped(h *home.Home, e *sessionsjson.Entry) Finding {
+	if !verified(h) {
+		return Finding{EntryUnreadable, Warn, e.Key, "this sessionctl cannot read this entry by the rules it knows (" + e.Skip +
+			"); whether a newer runtime loads it is not known: inspect it (sessionctl entries show KEY)"}
+	}
 	if strings.Contains(e.Skip, " path-unsafe: ") {
 		return Finding{EntryPathUnsafe, Warn, e.Key, "skipped by the runtime, " + e.Skip +
 			": the conversation starts a new session and this entry is dropped on the next save; inspect it (sessionctl entries show KEY), then fix or remove it by hand with the gateway stopped"}
@@ -159,30 +176,33 @@ func pathSafety(h *home.Home, e *sessionsjson.Entry) []Finding {
 	return out
 }
 
-func entry(e *sessionsjson.Entry, now int64) []Finding {
-	out := timestamps(e, now)
+func entry(h *home.Home, e *sessionsjson.Entry, now int64) []Finding {
+	out := timestamps(h, e, now)
 	if e.Key != e.SessionKey {
-		out = append(out, Finding{EntryKeyMismatch, Warn, e.Key, "session_key field is " + e.SessionKey + ": the runtime indexes by the dict key"})
+		out = append(out, Finding{EntryKeyMismatch, Warn, e.Key, "session_key field is " + e.SessionKey + say(h, ": the runtime indexes by the dict key", ", not the key")})
 	}
 	if e.Suspended && e.ResumePending {
-		out = append(out, Finding{EntrySuspendedPending, Warn, e.Key, "both suspended and resume_pending: suspended wins and the marker never fires; clear it (sessionctl resume clear KEY --apply)"})
+		out = append(out, Finding{EntrySuspendedPending, Warn, e.Key, "both suspended and resume_pending" + say(h, ": suspended wins and the marker never fires; clear it (sessionctl resume clear KEY --apply)", "")})
 	}
 	if e.StaleMarker(now) {
-		out = append(out, Finding{EntryStaleResume, Warn, e.Key, "resume marker older than the 1 h freshness window: never auto-resumed; clear it (sessionctl resume clear --stale --apply)"})
+		out = append(out, Finding{EntryStaleResume, Warn, e.Key, say(h, "resume marker older than the 1 h freshness window: never auto-resumed; clear it (sessionctl resume clear --stale --apply)",
+			"resume marker older than 1 h (the freshness window of the generations this sessionctl knows)")})
 	}
 	if e.ResumePending && (e.ResumeReason == nil || !sessionsjson.IsAutoResumeReason(*e.ResumeReason)) {
-		out = append(out, Finding{EntryUnknownReason, Warn, e.Key, "resume_reason is not one the runtime auto-resumes (restart_timeout, shutdown_timeout, restart_interrupted): clear it (sessionctl resume clear KEY --apply)"})
+		out = append(out, Finding{EntryUnknownReason, Warn, e.Key, say(h, "resume_reason is not one the runtime auto-resumes (restart_timeout, shutdown_timeout, restart_interrupted): clear it (sessionctl resume clear KEY --apply)",
+			"resume_reason is not one the generations this sessionctl knows auto-resume (restart_timeout, shutdown_timeout, restart_interrupted)")})
 	}
 	if !e.PlatformKnown && e.Platform != "" {
-		out = append(out, Finding{EntryUnknownPlatform, Info, e.Key, "platform " + e.Platform + " is neither built in nor a bundled plugin platform of this generation: the runtime loads it as null unless a plugin the user installed provides it"})
+		out = append(out, Finding{EntryUnknownPlatform, Info, e.Key, say(h, "platform "+e.Platform+" is neither built in nor a bundled plugin platform of this generation: the runtime loads it as null unless a plugin the user installed provides it",
+			"platform "+e.Platform+" is not one this sessionctl knows (built in or bundled in the generations it knows); a newer runtime may know it")})
 	}
 	if len(e.UnknownFields) > 0 {
-		out = append(out, Finding{EntryUnknownFields, Info, e.Key, "fields the runtime drops on its next save: " + strings.Join(e.UnknownFields, ", ")})
+		out = append(out, Finding{EntryUnknownFields, Info, e.Key, say(h, "fields the runtime drops on its next save: ", "fields this sessionctl does not know: ") + strings.Join(e.UnknownFields, ", ")})
 	}
 	return out
 }
 
-func timestamps(e *sessionsjson.Entry, now int64) []Finding {
+func timestamps(h *home.Home, e *sessionsjson.Entry, now int64) []Finding {
 	var out []Finding
 	for _, ts := range []struct {
 		name string
@@ -192,9 +212,10 @@ func timestamps(e *sessionsjson.Entry, now int64) []Finding {
 			continue
 		}
 		if ts.t.Aware {
-			out = append(out, Finding{EntryAwareTimestamp, Error, e.Key, ts.name + " " + ts.t.Raw + " has a time zone: the gateway crashes comparing it; rewrite it as naive local time"})
+			out = append(out, Finding{EntryAwareTimestamp, Error, e.Key, ts.name + " " + ts.t.Raw + say(h, " has a time zone: the gateway crashes comparing it; rewrite it as naive local time",
+				" has a time zone (the gateways this sessionctl knows crash comparing it)")})
 		} else if ts.t.WallMicros() > now {
-			out = append(out, Finding{EntryFutureTimestamp, Warn, e.Key, ts.name + " " + ts.t.Raw + " is in the future: idle reset is delayed; check the gateway's clock and TZ"})
+			out = append(out, Finding{EntryFutureTimestamp, Warn, e.Key, ts.name + " " + ts.t.Raw + " is in the future: " + say(h, "idle reset is delayed; ", "") + "check the gateway's clock and TZ"})
 		}
 	}
 	return out
@@ -206,7 +227,7 @@ func countsFile(h *home.Home) []Finding {
 		if sessionsjson.ReadNeverEnds(c.Err) {
 			return []Finding{{CountsUnparseable, Error, ".restart_failure_counts", oneLine(c.Err) + ": the gateway's start-up reads it and never finishes; remove it with the gateway stopped"}}
 		}
-		return []Finding{{CountsUnparseable, Warn, ".restart_failure_counts", oneLine(c.Err) + ": the runtime ignores and keeps it; delete it with the gateway stopped"}}
+		return []Finding{{CountsUnparseable, Warn, ".restart_failure_counts", oneLine(c.Err) + say(h, ": the runtime ignores and keeps it; delete it with the gateway stopped", "")}}
 	}
 	if c.Parsed == nil {
 		return nil
@@ -222,11 +243,12 @@ func countsFile(h *home.Home) []Finding {
 		}
 		switch {
 		case cmp == sessionsjson.CountRaises:
-			out = append(out, Finding{CountsNotInteger, Warn, key, "count " + string(raw) + " is not a number: the runtime's stuck-loop check raises on it, so the next start suspends no session and keeps the file, and the gateway's shutdown raises on it; delete the file with the gateway stopped"})
+			out = append(out, Finding{CountsNotInteger, Warn, key, "count " + string(raw) + " is not a number" + say(h, ": the runtime's stuck-loop check raises on it, so the next start suspends no session and keeps the file, and the gateway's shutdown raises on it; delete the file with the gateway stopped", "")})
 		case e == nil:
-			out = append(out, Finding{CountsOrphanKey, Info, key, "count for a key with no loaded routing entry: ignored by the runtime, harmless (no action needed)"})
+			out = append(out, Finding{CountsOrphanKey, Info, key, "count for a key with no loaded routing entry" + say(h, ": ignored by the runtime, harmless (no action needed)", "")})
 		case cmp == sessionsjson.CountReaches && !e.Suspended && !raises:
-			out = append(out, Finding{CountsStuck, Warn, key, fmt.Sprintf("active across %s restarts (at or over the threshold %d), not suspended: the next start suspends it; sessionctl suspend-stuck --apply", raw, sessionsjson.StuckLoopThreshold)})
+			out = append(out, Finding{CountsStuck, Warn, key, fmt.Sprintf("active across %s restarts (at or over the threshold %d", raw, sessionsjson.StuckLoopThreshold) +
+				say(h, "), not suspended: the next start suspends it; sessionctl suspend-stuck --apply", " of the generations this sessionctl knows), not suspended")})
 		}
 	}
 	return out
@@ -240,7 +262,7 @@ func routingRows(h *home.Home, rows map[string]home.Row) []Finding {
 	for _, e := range h.Loaded() {
 		row, ok := rows[e.SessionID]
 		if !ok {
-			out = append(out, Finding{EntryRowMissing, Warn, e.Key, "session " + e.SessionID + " has no state.db row (the row insert failed or the DB was replaced): the transcript is not searchable; sessionctl entries show KEY"})
+			out = append(out, Finding{EntryRowMissing, Warn, e.Key, "session " + e.SessionID + " has no state.db row (the row insert failed or the DB was replaced): " + say(h, "the transcript is not searchable; ", "") + "sessionctl entries show KEY"})
 			continue
 		}
 		out = append(out, rowState(h, e, row)...)
@@ -248,7 +270,7 @@ func routingRows(h *home.Home, rows map[string]home.Row) []Finding {
 			out = append(out, Finding{EntrySourceMismatch, Warn, e.Key, "row source " + row.Session.Source + " differs from the entry's platform " + e.Platform + ": the entry points at another platform's session; sessionctl sessions show " + e.SessionID})
 		}
 		if row.Session.SessionKey != nil && *row.Session.SessionKey != "" && *row.Session.SessionKey != e.Key {
-			out = append(out, Finding{EntryRowKeyMismatch, Warn, e.Key, "row " + e.SessionID + " belongs to key " + *row.Session.SessionKey + ": two conversations share one session; suspend one (sessionctl suspend KEY --apply)"})
+			out = append(out, Finding{EntryRowKeyMismatch, Warn, e.Key, "row " + e.SessionID + " belongs to key " + *row.Session.SessionKey + say(h, ": two conversations share one session; suspend one (sessionctl suspend KEY --apply)", "")})
 		}
 	}
 	return out
@@ -258,6 +280,10 @@ func rowState(h *home.Home, e *sessionsjson.Entry, row home.Row) []Finding {
 	switch {
 	case row.EndReason == "":
 		return nil
+	case !verified(h) && row.Tip != "":
+		return []Finding{{EntryRepointable, Warn, e.Key, "points at " + e.SessionID + ", ended by compression; its continuation is " + row.Tip}}
+	case !verified(h):
+		return []Finding{{EntryRowEnded, Info, e.Key, "row ended " + row.EndReason + ": what a newer runtime's next start does with this entry is not known (sessionctl entries show KEY)"}}
 	case row.Tip != "":
 		return []Finding{{EntryRepointable, Warn, e.Key, "points at " + e.SessionID + ", ended by compression; its continuation is " + row.Tip + ": sessionctl repoint --apply"}}
 	case statedb.Recoverable(row.EndReason):
@@ -290,12 +316,15 @@ func mirrorFindings(ctx context.Context, h *home.Home) ([]Finding, error) {
 	}
 	out := make([]Finding, 0, len(diffs))
 	for _, d := range diffs {
-		out = append(out, mirrorFinding(d))
+		out = append(out, mirrorFinding(h, d))
 	}
 	return out, nil
 }
 
-func mirrorFinding(d home.MirrorDiff) Finding {
+func mirrorFinding(h *home.Home, d home.MirrorDiff) Finding {
+	if !verified(h) {
+		return newerMirrorFinding(d)
+	}
 	switch d.Kind {
 	case home.MirrorMissing:
 		return Finding{RoutingMirrorMissing, Info, d.Key, "in gateway_routing but not in the sessions.json mirror: tools reading sessions.json miss it; the gateway's next save rewrites the mirror (no action needed)"}
@@ -307,7 +336,7 @@ func mirrorFinding(d home.MirrorDiff) Finding {
 }
 
 func gateway(h *home.Home, findings []Finding) []Finding {
-	if !h.Gateway.Running {
+	if !h.Gateway.Running || !verified(h) { // newer: every write is refused, running gateway or not
 		return nil
 	}
 	for _, f := range findings {

@@ -63,7 +63,7 @@ func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
 		}
 		for _, o := range orphans {
 			if o.LiveLock == nil && o.LiveLease == nil {
-				out = append(out, Finding{DBOrphanedContinuation, Warn, o.Session.ID, "open compression continuation older than 7 days with no API calls (never used): sessionctl finalize-orphans --apply"})
+				out = append(out, Finding{DBOrphanedContinuation, Warn, o.Session.ID, "open compression continuation older than 7 days with no API calls (never used)" + say(h, ": sessionctl finalize-orphans --apply", "")})
 			}
 		}
 	}
@@ -79,14 +79,15 @@ func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
 		if g.Leased != nil {
 			continue // a turn is running on its conversation: prune-ghosts skips it
 		}
-		out = append(out, Finding{DBTUIGhost, Info, g.Session.ID, "empty, untitled, ended TUI session older than 24 h: sessionctl prune-ghosts --apply"})
+		out = append(out, Finding{DBTUIGhost, Info, g.Session.ID, "empty, untitled, ended TUI session older than 24 h" + say(h, ": sessionctl prune-ghosts --apply", "")})
 	}
 	expired, err := h.DB.OpenWithExpiredLock(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("lock check: %w", err)
 	}
 	for _, id := range expired {
-		out = append(out, Finding{DBExpiredLock, Info, id, "open session whose compression lock has expired (a compression died mid-way): the next compression reclaims it (no action needed; sessionctl sessions show ID)"})
+		out = append(out, Finding{DBExpiredLock, Info, id, "open session whose compression lock has expired (a compression died mid-way): " +
+			say(h, "the next compression reclaims it (no action needed; sessionctl sessions show ID)", "sessionctl sessions show ID")})
 	}
 	return out, nil
 }
@@ -107,6 +108,8 @@ func badModelConfigs(ctx context.Context, h *home.Home) ([]Finding, error) {
 		what := "model_config " + b.Value.Literal() + " is not JSON: "
 		fix := "; clear it with the gateway stopped (UPDATE sessions SET model_config = NULL WHERE id = …) if the continuation should be followed"
 		switch {
+		case !verified(h):
+			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "the compression-tip lookup of the generations this sessionctl knows raises on it once its parent has ended by compression"})
 		case h.TipRule() != statedb.TipV17 && h.TipRule() != statedb.TipV24:
 			out = append(out, Finding{DBBadModelConfig, Info, b.ID, what + "generation " + string(h.Gen) + "'s runtime does not read it (the compression-tip lookup of r0703 and later raises on it when its parent ended by compression)"})
 		case b.ParentCompression:
@@ -150,8 +153,9 @@ func oddValues(ctx context.Context, h *home.Home) ([]Finding, error) {
 		if o.Column == "api_call_count" {
 			writes = "a whole count"
 		}
-		out = append(out, Finding{DBOddValue, sev, o.ID, fmt.Sprintf("%s holds %s (%s), where the runtime writes %s: %s%s",
-			what, o.Value.Literal(), o.Value.Type, writes, oddEffects[what], fix)})
+		effect := say(h, "the runtime writes "+writes+": "+oddEffects[what], "the runtimes this sessionctl knows write "+writes)
+		out = append(out, Finding{DBOddValue, sev, o.ID, fmt.Sprintf("%s holds %s (%s), where %s%s",
+			what, o.Value.Literal(), o.Value.Type, effect, fix)})
 	}
 	return out, nil
 }

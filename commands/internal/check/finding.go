@@ -30,8 +30,10 @@ type Finding struct {
 const (
 	SessionsJSONUnreadable  ID = "sessions-json.unreadable"
 	SessionsJSONLeftoverTmp ID = "sessions-json.leftover-tmp"
+	SessionsJSONNewer       ID = "sessions-json.newer"
 	EntrySkipped            ID = "entry.skipped"
 	EntryPathUnsafe         ID = "entry.path-unsafe"
+	EntryUnreadable         ID = "entry.unreadable"
 	EntryAwareTimestamp     ID = "entry.aware-timestamp"
 	EntryFutureTimestamp    ID = "entry.future-timestamp"
 	EntryKeyMismatch        ID = "entry.key-mismatch"
@@ -58,6 +60,13 @@ const (
 	DBCorrupt               ID = "db.corrupt"
 	DBSchemaUnknown         ID = "db.schema-unknown"
 	SchemaIntermediate      ID = "schema.intermediate"
+	DBLegacyPrimaryKey      ID = "db.legacy-primary-key"
+	DBFTSOptimizable        ID = "db.fts-optimizable"
+	DBFTSStale              ID = "db.fts-stale"
+	DBFTSRebuildInterrupted ID = "db.fts-rebuild-interrupted"
+	EntryTurnMarker         ID = "entry.turn-marker"
+	EntryStartTarget        ID = "entry.start-target"
+	PreviewResetPolicy      ID = "preview.reset-policy"
 	DBSchemaVersionMissing  ID = "db.schema-version-missing"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
@@ -69,8 +78,10 @@ const (
 	DBBadModelConfig        ID = "db.malformed-model-config"
 	DBOddValue              ID = "db.odd-value"
 	GatewayRunning          ID = "gateway.running"
+	StartPreviewUnknown     ID = "start.preview-unknown"
 	MaintainRoutingSkipped  ID = "maintain.routing-skipped"
 	MaintainWritesRefused   ID = "maintain.writes-refused"
+	MaintainStepRefused     ID = "maintain.step-refused"
 )
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
@@ -93,9 +104,10 @@ var All = []ID{
 	EntryUnknownReason, EntryUnknownPlatform, EntryUnknownFields, EntryRowMissing, EntryRepointable,
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
-	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBLegacyPrimaryKey, DBFTSOptimizable, DBFTSStale, DBFTSRebuildInterrupted,
+	EntryTurnMarker, EntryStartTarget, PreviewResetPolicy, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
-	MaintainWritesRefused,
+	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 }
 

@@ -28,11 +28,29 @@ type StartAction struct {
 //  3. on the clean path the store loads (and prunes) when resume scheduling first touches it;
 //  4. resume scheduling (05-07+, fad684b1f) auto-resumes the resume_pending entries with an
 //     origin and a fresh marker, those crash recovery marked at this start included.
-func PreviewStart(h *home.Home, rows map[string]home.Row) []StartAction {
-	p := &startPreview{h: h, rows: rows, now: h.Opts.Clock.NaiveLocalMicros(time.Local),
+//
+// From r0817 (Rules.TurnMarkers, Rules.PeerRecovery; gateway/run.py GatewayRunner.start at
+// 481156139) the store loads on both paths first; the load-time prune recovers through
+// find_latest_gateway_session_for_peer (rec, by entry key) under the default reset policy
+// (mode none); the unclean path runs recover_interrupted_turns before the 120 s crash
+// recovery and the clean path discard_active_turn_markers; the stuck-loop check runs on both.
+func PreviewStart(h *home.Home, rows map[string]home.Row, rec map[string]home.Recovery) []StartAction {
+	p := &startPreview{h: h, rows: rows, rec: rec, now: h.Opts.Clock.NaiveLocalMicros(time.Local),
 		state: map[string]*startState{}, out: []StartAction{}}
 	for _, e := range h.Loaded() {
 		p.state[e.Key] = &startState{suspended: e.Suspended, pending: e.ResumePending}
+	}
+	if h.Rules.TurnMarkers {
+		p.loadPrune()
+		if h.CleanShutdown {
+			p.discardTurnMarkers()
+		} else {
+			p.recoverInterruptedTurns()
+			p.crashRecovery()
+		}
+		p.stuckLoop()
+		p.autoResume()
+		return p.out
 	}
 	if !h.CleanShutdown {
 		p.loadPrune()
@@ -50,12 +68,16 @@ type startState struct {
 	suspended, pending bool
 	dropped, rebuilt   bool // the load-time prune deleted the entry, or rebuilt it on a new id
 	markedNow          bool // crash recovery marked it resume_pending at this start
+	// rebuiltAt is the naive local time (µs) the r0817 load-time prune gives a rebuilt
+	// entry's updated_at: the recovered row's last activity, else its start.
+	rebuiltAt int64
 }
 
 // startPreview walks the start's passes over the entries.
 type startPreview struct {
 	h     *home.Home
 	rows  map[string]home.Row
+	rec   map[string]home.Recovery
 	now   int64
 	state map[string]*startState
 	out   []StartAction
@@ -76,6 +98,10 @@ func (p *startPreview) loadPrune() {
 			continue
 		}
 		st := p.state[e.Key]
+		if p.h.Rules.PeerRecovery {
+			p.recoverPeer(e, row, st)
+			continue
+		}
 		switch {
 		case e.OriginPlatform == "": // recovery needs the entry's origin
 			st.dropped = true
@@ -93,6 +119,78 @@ func (p *startPreview) loadPrune() {
 	}
 }
 
+// recoverPeer is r0817's load-time prune of one entry whose row ended (gateway/session.py
+// _prune_stale_sessions_locked at 481156139), under the default reset policy (mode none: no
+// recovered row is promoted to a reset).
+func (p *startPreview) recoverPeer(e *sessionsjson.Entry, row home.Row, st *startState) {
+	r := p.rec[e.Key]
+	switch {
+	case e.OriginPlatform == "":
+		st.dropped = true
+		p.add(e.Key, "drop", "row ended "+row.EndReason+" and the entry has no origin to recover from; the load-time prune deletes it")
+	case r.Err != nil:
+		p.add(e.Key, "keep", "row ended "+row.EndReason+"; the load-time recovery lookup fails ("+oneLine(r.Err)+"), so the runtime keeps the entry unchanged (d17daf0b1)")
+	case !r.Found:
+		st.dropped = true
+		p.add(e.Key, "drop", "row ended "+row.EndReason+" and no open or recoverable row has this key (find_latest_gateway_session_for_peer); the load-time prune deletes the entry")
+	case r.Target.ID == e.SessionID:
+		st.dropped = true
+		p.add(e.Key, "recover", "row ended "+row.EndReason+"; the load-time prune reopens it and drops the entry: the next message resumes the session")
+	default:
+		st.rebuilt, st.suspended, st.pending = true, false, false
+		st.rebuiltAt = unixToNaiveMicros(r.Target.ActiveAt)
+		why := "row ended " + row.EndReason + "; the load-time prune rebuilds the entry on the latest row of this key (find_latest_gateway_session_for_peer: messages first, then last activity; updated_at = its last activity, flags reset)"
+		if r.Target.EndReason != "" {
+			why += "; it reopens that row (ended " + r.Target.EndReason + ")"
+		}
+		if row.Tip != "" && row.Tip != r.Target.ID {
+			why += "; sessionctl repoint would choose the compression tip " + row.Tip + " instead"
+		}
+		p.add(e.Key, "repoint to "+r.Target.ID, why)
+	}
+}
+
+// unixToNaiveMicros is the naive local wall time (µs) of a Unix time, as
+// datetime.fromtimestamp gives it.
+func unixToNaiveMicros(unix float64) int64 {
+	t := time.Unix(0, int64(unix*1e9)).In(time.Local)
+	_, offset := t.Zone()
+	return t.UnixMicro() + int64(offset)*1e6
+}
+
+// recoverInterruptedTurns is r0817's recover_interrupted_turns(max_age_seconds=3600) on the
+// unclean path (6774760b6, PR #81264): an entry with an active-turn marker started within
+// the hour and not suspended is marked resume_pending (restart_interrupted) unless it already
+// is; every marker is cleared.
+func (p *startPreview) recoverInterruptedTurns() {
+	for _, e := range p.h.Loaded() {
+		st := p.state[e.Key]
+		started, ok := e.TurnStartedAt()
+		if st.dropped || !ok {
+			continue
+		}
+		fresh := !started.Aware && p.now-started.WallMicros() <= sessionsjson.InterruptedTurnMaxAgeMicros
+		switch {
+		case !fresh || st.suspended:
+			p.add(e.Key, "clear turn marker", "a turn was running when the gateway stopped, but too long ago (over 1 h) or the entry is suspended: recover_interrupted_turns only clears the marker")
+		case st.pending:
+			p.add(e.Key, "clear turn marker", "a turn was running when the gateway stopped; already resume_pending: recover_interrupted_turns keeps the marker's reason and clears the turn marker")
+		default:
+			st.pending, st.markedNow = true, true
+			p.add(e.Key, "mark resume_pending (restart_interrupted)", "a turn was running when the gateway stopped, within the hour (recover_interrupted_turns)")
+		}
+	}
+}
+
+// discardTurnMarkers is r0817's discard_active_turn_markers() on the clean path.
+func (p *startPreview) discardTurnMarkers() {
+	for _, e := range p.h.Loaded() {
+		if _, ok := e.TurnStartedAt(); ok && !p.state[e.Key].dropped {
+			p.add(e.Key, "clear turn marker", ".clean_shutdown present: discard_active_turn_markers clears it (the turn ended with the clean shutdown)")
+		}
+	}
+}
+
 // crashRecovery is suspend_recently_active(): entries updated within 120 s.
 func (p *startPreview) crashRecovery() {
 	cutoff := p.now - sessionsjson.CrashWindowMicros
@@ -102,7 +200,11 @@ func (p *startPreview) crashRecovery() {
 		if st.dropped || st.pending || st.suspended {
 			continue
 		}
-		if !st.rebuilt {
+		if st.rebuilt && p.h.Rules.PeerRecovery {
+			if st.rebuiltAt < cutoff {
+				continue
+			}
+		} else if !st.rebuilt {
 			if e.UpdatedAt.Aware {
 				p.add(e.Key, "crash", "aware updated_at: the naive/aware comparison raises TypeError at start-up")
 				continue
@@ -159,6 +261,10 @@ func (p *startPreview) autoResume() {
 		}
 		if !e.StaleMarker(p.now) {
 			p.add(e.Key, "auto-resume", "resume_pending and fresh (within 1 h)")
+			continue
+		}
+		if p.h.Rules.PeerRecovery {
+			p.add(e.Key, "not auto-resumed", "resume marker older than 1 h: not auto-resumed; under reset mode none (the default) the freshness gate is skipped (9fc0074ba), so the next message continues this session")
 			continue
 		}
 		if p.h.Rules.FreshnessGate {

@@ -31,9 +31,12 @@ type StatusData struct {
 	CleanShutdown bool           `json:"clean_shutdown"`
 	JournalMode   string         `json:"journal_mode,omitempty"`
 	NextStart     []StartAction  `json:"next_start"`
-	Gateway       string         `json:"gateway_detail"`
-	SQLiteVersion string         `json:"sqlite_version,omitempty"`
-	Schema        *SchemaSummary `json:"schema,omitempty"`
+	// NextStartUnknown says why NextStart is null: the home's generation is newer than
+	// sessionctl knows, and its start is not previewed ("" otherwise).
+	NextStartUnknown string         `json:"next_start_unknown,omitempty"`
+	Gateway          string         `json:"gateway_detail"`
+	SQLiteVersion    string         `json:"sqlite_version,omitempty"`
+	Schema           *SchemaSummary `json:"schema,omitempty"`
 }
 
 // SchemaSummary is the state.db schema as status reports it.
@@ -77,7 +80,9 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 		RestartCounts: countsMap(h),
 		CleanShutdown: h.CleanShutdown,
 		Gateway:       h.Gateway.Detail,
-		NextStart:     PreviewStart(h, rows),
+	}
+	if d.NextStartUnknown = PreviewUnknown(h); d.NextStartUnknown == "" {
+		d.NextStart = PreviewStart(h, rows, h.Recoveries(ctx, rows))
 	}
 	d.Counts = routingCounts(h)
 	if h.DB != nil {

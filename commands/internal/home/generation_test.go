@@ -1,6 +1,8 @@
 package home
 
 import (
+	"context"
+	"os"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -24,5 +26,45 @@ func TestGenerationTableAgreesWithSchema(t *testing.T) {
 	}
 	if g := sessionsjson.GenerationForSchema(newest + 1); g != sessionsjson.GenNewer || sessionsjson.RulesFor(g).WritesAllowed {
 		t.Errorf("schema v%d: generation %s", newest+1, g)
+	}
+}
+
+// TestDatabaseOpenReadsREADMEGeneration: a home without state.db opened for a state.db
+// repair (maintain's lock probe) takes its generation from the _README at the head of
+// sessions.json, as a full open does, so a newer generation's json-only home is not taken for
+// a writable one.
+func TestDatabaseOpenReadsREADMEGeneration(t *testing.T) {
+	for name, tt := range map[string]struct {
+		file string // "" for no sessions.json
+		want sessionsjson.Generation
+	}{
+		"no file":   {"", sessionsjson.GenUnknown},
+		"no readme": {`{"k": {}}`, sessionsjson.GenR0525},
+		"r0703":     {`{"_README": "` + sessionsjson.READMEr0703 + `", "k": {}}`, sessionsjson.GenR0703},
+		"r0715":     {`{"_README": "` + sessionsjson.READMEr0715 + `"}`, sessionsjson.GenR0715},
+		"newer":     {`{"_README": "Routing index, late 2026", "k": {}}`, sessionsjson.GenNewer},
+	} {
+		t.Run(name, func(t *testing.T) {
+			hm := sessionsjson.Home{Dir: t.TempDir()}
+			if err := os.MkdirAll(hm.SessionsDir(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if tt.file != "" {
+				if err := os.WriteFile(hm.SessionsJSON(), []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, err := Open(context.Background(), Options{Home: hm}, Database)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if h.Gen != tt.want || h.Rules.Generation != tt.want {
+				t.Errorf("generation %s (rules %s), want %s", h.Gen, h.Rules.Generation, tt.want)
+			}
+			if tt.want == sessionsjson.GenNewer && h.Rules.Verified() {
+				t.Error("a newer generation's rules are verified")
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -230,6 +231,9 @@ func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
 func (h *Home) openDatabaseOnly(ctx context.Context) error {
 	if err := h.openDB(ctx); err != nil {
 		return err
+	}
+	if h.DB == nil {
+		h.Gen = readmeGeneration(h.Opts.Home.SessionsJSON())
 	}
 	h.settleRules(nil)
 	if h.DB != nil && h.Schema.HasGatewayRouting {
@@ -527,6 +531,28 @@ func fileExists(path string) bool {
 
 // readmeText returns the "_README" string when it is the first member of a sessions.json
 // document, reading only the first tokens.
+// readmeGeneration is the generation a home without state.db is read by, as LoadMirror
+// settles it, from the "_README" member at the head of sessions.json alone (the routing index
+// after it can be tens of megabytes): GenUnknown when the file is absent or unreadable, so
+// that a newer generation's home is known as one before anything is written to it.
+func readmeGeneration(path string) sessionsjson.Generation {
+	f, err := sessionsjson.OpenRegularFile(path)
+	if err != nil {
+		return sessionsjson.GenUnknown
+	}
+	defer f.Close()
+	head := make([]byte, readmeHeadBytes)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return sessionsjson.GenUnknown
+	}
+	return sessionsjson.GenerationFromREADME(readmeText(head[:n]))
+}
+
+// readmeHeadBytes is how much of sessions.json readmeGeneration reads: the runtime's _README
+// texts are under 1 KiB.
+const readmeHeadBytes = 64 << 10
+
 func readmeText(data []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -2,11 +2,13 @@ package home
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -205,4 +207,53 @@ func LockExpiry(l *statedb.CompressionLock) string {
 func UnixToRFC3339(sec float64) string {
 	whole, frac := math.Modf(sec)
 	return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1000).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// Recovery is what r0817's load-time prune finds for an entry whose row ended
+// (statedb.RecoverGatewaySession): Found and Target, or Err when the lookup raises (the
+// runtime then keeps the entry unchanged, d17daf0b1).
+type Recovery struct {
+	Found  bool
+	Target statedb.Recovered
+	Err    error
+}
+
+// Recoveries runs the generation's load-time recovery lookup (Rules.PeerRecovery, r0817) for
+// every loaded entry with an origin whose row ended, by entry key. The Slack legacy-key
+// claim, the scope and the profile checks of the runtime are not modelled
+// (docs/generations.md).
+func (h *Home) Recoveries(ctx context.Context, rows map[string]Row) map[string]Recovery {
+	out := map[string]Recovery{}
+	if h.DB == nil || !h.Rules.PeerRecovery {
+		return out
+	}
+	for _, e := range h.Loaded() {
+		row, ok := rows[e.SessionID]
+		if !ok || row.EndReason == "" || e.OriginPlatform == "" {
+			continue
+		}
+		target, found, err := h.DB.RecoverGatewaySession(ctx, e.Key, e.OriginPlatform, originPeer(e))
+		out[e.Key] = Recovery{Found: found, Target: target, Err: err}
+	}
+	return out
+}
+
+// originPeer is the peer tuple of an entry's origin for the lookup's fallback, nil where the
+// runtime allows none (a Slack origin with a workspace scope_id: _legacy_slack_session_key).
+func originPeer(e *sessionsjson.Entry) *statedb.Peer {
+	str := func(name string) *string {
+		raw, ok := sessionsjson.MemberPath(e.Text(), "origin."+name)
+		if !ok || len(raw) == 0 || raw[0] != '"' {
+			return nil
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil
+		}
+		return &s
+	}
+	if e.OriginPlatform == "slack" && str("scope_id") != nil && *str("scope_id") != "" {
+		return nil
+	}
+	return &statedb.Peer{UserID: str("user_id"), ChatID: str("chat_id"), ChatType: str("chat_type"), ThreadID: str("thread_id")}
 }

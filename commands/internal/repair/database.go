@@ -68,7 +68,7 @@ func finalizeCandidates(ctx context.Context, db *statedb.DB, now, minAge float64
 // its share of them again under the lock (statedb.Batch), so the lock is not held for a
 // scan of the table.
 func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
-	if err := r.CheckWritable(); err != nil {
+	if err := r.checkDBWrite(ctx, finalizeWrite); err != nil {
 		return Outcome{}, err
 	}
 	now := r.H.Opts.Clock.Unix
@@ -80,7 +80,7 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	if len(ids) == 0 {
 		return res, nil
 	}
-	return r.batches(ctx, ids, res, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	return r.batches(ctx, ids, res, finalizeWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var fin statedb.FinalizeResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
@@ -100,10 +100,11 @@ type batchStep struct {
 
 // batches takes the lock, opens state.db for writing and runs one transaction per batch of at
 // most BatchRows of the candidate ids until none remain, adding each batch's report to res.
-// Between batches is a safe point: a cancelled context stops the run there. A batch that fails
-// rolls back and reports nothing; the batches before it stay applied (Incomplete).
-func (r *Run) batches(ctx context.Context, ids []string, res Outcome, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
-	db, err := r.openWriteDB(ctx)
+// Between batches is a safe point: a cancelled context stops the run there, and so does the
+// runtime's repair lock taken meanwhile (probed again before every later batch). A batch that
+// fails rolls back and reports nothing; the batches before it stay applied (Incomplete).
+func (r *Run) batches(ctx context.Context, ids []string, res Outcome, w dbWrite, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
+	db, err := r.openWriteDB(ctx, w)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -112,6 +113,9 @@ func (r *Run) batches(ctx context.Context, ids []string, res Outcome, step func(
 	var done dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
 		err := ctx.Err() // a safe point: between two committed batches
+		if err == nil && len(done) > 0 {
+			err = guardRefusal(statedb.ProbeRepairLock(r.H.Opts.Home.StateDB()))
+		}
 		var st batchStep
 		if err == nil {
 			st, err = step(db, batch)
@@ -291,7 +295,7 @@ func ghostIDs(ghosts []statedb.Ghost, kept bool) []string {
 // share of them again under the lock (statedb.Batch), so the lock is not held for a scan of
 // the table.
 func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
-	if err := r.CheckWritable(); err != nil {
+	if err := r.checkDBWrite(ctx, pruneWrite); err != nil {
 		return Outcome{}, err
 	}
 	now := r.H.Opts.Clock.Unix
@@ -315,7 +319,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
-	return r.batches(ctx, deletable, res, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	return r.batches(ctx, deletable, res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
@@ -474,11 +478,12 @@ func (b dbBatches) record(res *Outcome, maxRows int) {
 
 // openWriteDB takes the lock and opens state.db for the writes of one repair run (each batch
 // checks its rows again under the database's write lock, so candidates read before are safe).
-func (r *Run) openWriteDB(ctx context.Context) (*statedb.DB, error) {
+// The refusals are checked again under the lock, on the home opened again.
+func (r *Run) openWriteDB(ctx context.Context, w dbWrite) (*statedb.DB, error) {
 	if _, err := r.lock(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.CheckWritable(); err != nil {
+	if err := r.checkDBWrite(ctx, w); err != nil {
 		return nil, err
 	}
 	db, err := statedb.OpenWrite(ctx, r.H.Opts.Home.StateDB())

@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -17,24 +19,28 @@ import (
 type maintainStep struct {
 	name    string
 	routing bool
+	write   dbWrite // what it writes in state.db (a routing step: where gateway_routing is the index)
 	run     func(ctx context.Context, r *Run) (Outcome, error)
 }
 
+// routingWrite is what a routing step writes in state.db.
+var routingWrite = dbWrite{routing: true}
+
 // maintainSteps are maintain's repairs in order, each with the runtime's own defaults.
 var maintainSteps = []maintainStep{
-	{"finalize-orphans", false, func(ctx context.Context, r *Run) (Outcome, error) {
+	{"finalize-orphans", false, finalizeWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Finalize(ctx, r, statedb.DefaultOrphanMinAge)
 	}},
-	{"prune-ghosts", false, func(ctx context.Context, r *Run) (Outcome, error) {
+	{"prune-ghosts", false, pruneWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Prune(ctx, r, statedb.DefaultGhostMinAge)
 	}},
-	{"suspend-stuck", true, func(ctx context.Context, r *Run) (Outcome, error) {
+	{"suspend-stuck", true, routingWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Routing(ctx, r, SuspendStuck(sessionsjson.StuckLoopThreshold))
 	}},
-	{"repoint", true, func(ctx context.Context, r *Run) (Outcome, error) {
+	{"repoint", true, routingWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Routing(ctx, r, Repoint)
 	}},
-	{"resume clear --stale", true, func(ctx context.Context, r *Run) (Outcome, error) {
+	{"resume clear --stale", true, routingWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Routing(ctx, r, ResumeClear(ClearSelection{Stale: true, MaxAge: StaleMaxAge}))
 	}},
 }
@@ -57,6 +63,8 @@ type MaintainReport struct {
 	Changes  []Change
 	Data     MaintainData
 	Home     *home.Home // the home as it is after the run (for the envelope); Close it
+	// RefusedBy is why every write was refused (Data.Refused), marked with its failure class.
+	RefusedBy error
 }
 
 // Maintain checks the home, runs every step (as plans unless opts.Apply), checks again after
@@ -64,12 +72,14 @@ type MaintainReport struct {
 // lock throughout, unless the home cannot be written at all (then every step is skipped and
 // nothing is created).
 func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainReport, error) {
+	var guarded error // the runtime's guards refuse every write: no step runs, nothing is locked
 	if opts.Apply {
-		release, err := lockUnlessRefused(ctx, o)
+		release, refusal, err := lockUnlessRefused(ctx, o)
 		if err != nil {
 			return nil, err
 		}
 		defer release()
+		guarded = refusal
 	}
 	before, err := checkOnce(ctx, o)
 	if err != nil {
@@ -77,7 +87,7 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 	}
 	found, _ := split(before, opts.Ignore)
 	rep := &MaintainReport{Data: MaintainData{Found: check.CountProblems(found), Journals: []string{}, Skipped: []string{}}}
-	notes, err := rep.runSteps(ctx, o, opts)
+	notes, err := rep.runSteps(ctx, o, opts, guarded)
 	if err != nil {
 		return nil, err
 	}
@@ -94,27 +104,42 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 	return rep, nil
 }
 
-// lockUnlessRefused takes the lock, unless writes to this home are refused anyway.
-func lockUnlessRefused(ctx context.Context, o home.Options) (func() error, error) {
+// lockUnlessRefused takes the lock, unless writes to this home are refused anyway: on a
+// schema or generation sessionctl cannot write (each step then says so), or by one of the
+// runtime's guards on state.db writes (returned: maintain writes to the whole home, so every
+// step is refused, as guardDB would refuse each one). Under the lock each step checks the
+// guards again, as any run does.
+func lockUnlessRefused(ctx context.Context, o home.Options) (release func() error, guarded error, err error) {
 	probe, err := home.Open(ctx, o, home.Database)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	refused := checkWritable(probe) != nil
-	probe.Close()
-	if refused {
-		return func() error { return nil }, nil
+	if !refused {
+		guarded = guardDB(ctx, probe, dbWrite{})
 	}
-	return home.Lock(o.Home)
+	probe.Close()
+	if refused || guarded != nil {
+		return func() error { return nil }, guarded, nil
+	}
+	release, err = home.Lock(o.Home)
+	return release, nil, err
 }
 
 // runSteps runs each step on a freshly opened home (each sees the previous step's writes).
 // Routing steps are skipped, with a finding, while a gateway runs or when the routing index
 // cannot be written; every write is refused on a schema or generation the tool cannot write.
-func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Options) ([]check.Finding, error) {
+func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Options, guarded error) ([]check.Finding, error) {
 	var notes []check.Finding
 	for _, step := range maintainSteps {
-		res, skip, err := runStep(ctx, o, opts, step)
+		var res Outcome
+		var skip *check.Finding
+		var err error
+		if guarded != nil {
+			skip = refusedFinding(guarded, "")
+		} else {
+			res, skip, err = runStep(ctx, o, opts, step)
+		}
 		if err == nil {
 			err = ctx.Err() // a safe point: between two steps
 		}
@@ -130,8 +155,9 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 		}
 		if skip != nil {
 			rep.Data.Skipped = append(rep.Data.Skipped, step.name)
-			if skip.Check == check.MaintainWritesRefused {
+			if skip.Check == check.MaintainWritesRefused && opts.Apply && !rep.Data.Refused {
 				rep.Data.Refused = true
+				rep.RefusedBy = cmp.Or(guarded, failure.Mark(failure.Data, errors.New(skip.Message)))
 			}
 			if skip.Check != "" && !slices.Contains(notes, *skip) {
 				notes = append(notes, *skip)
@@ -174,22 +200,50 @@ func runStep(ctx context.Context, o home.Options, opts Options, step maintainSte
 	// maintain holds the lock for the whole run: a non-nil release tells Run.lock it is held.
 	r := &Run{H: h, Options: opts, release: func() error { return nil }}
 	defer r.Close()
-	if skip := stepSkip(r, step); skip != nil {
+	if skip := stepSkip(ctx, r, step); skip != nil {
 		return Outcome{}, skip, nil
 	}
 	res, err := step.run(ctx, r)
 	return res, nil, err
 }
 
-// stepSkip decides whether a step runs on this home.
-func stepSkip(r *Run, step maintainStep) *check.Finding {
+// refusedFinding is maintain.writes-refused: err refused every write.
+func refusedFinding(err error, hint string) *check.Finding {
+	return &check.Finding{Check: check.MaintainWritesRefused, Severity: check.Error, Subject: "maintain",
+		Message: strings.Join(strings.Fields(err.Error()), " ") + ": every repair skipped" + hint}
+}
+
+// stepSkip decides whether a step runs on this home. With --apply, a step whose own write a
+// runtime guard refuses (a legacy gateway_routing key, messages triggers sessionctl cannot
+// run) is skipped with maintain.step-refused and the other steps run; a guard on every write
+// (the repair lock, the ledger, permissions) is checked by the step itself, under the lock.
+// On a generation newer than sessionctl knows no step runs, not even as a plan: each would
+// apply rules its runtime may no longer follow, and nothing planned could be written.
+func stepSkip(ctx context.Context, r *Run, step maintainStep) *check.Finding {
 	h := r.H
-	if r.Apply {
+	if r.Apply || !h.Rules.Verified() {
 		if err := r.CheckWritable(); err != nil {
-			return &check.Finding{Check: check.MaintainWritesRefused, Severity: check.Error, Subject: "maintain",
-				Message: strings.Join(strings.Fields(err.Error()), " ") + ": every repair skipped; upgrade sessionctl"}
+			return refusedFinding(err, "; upgrade sessionctl")
 		}
 	}
+	if skip := stepRoutingSkip(r, step); skip != nil {
+		return skip
+	}
+	w := step.write
+	if !r.Apply || h.DB == nil || step.routing && h.Routing.Source != home.SourceGatewayRouting {
+		return nil
+	}
+	if err := guardOp(ctx, h, w); err != nil {
+		return &check.Finding{Check: check.MaintainStepRefused, Severity: check.Error, Subject: step.name,
+			Message: "skipped: " + strings.Join(strings.Fields(err.Error()), " ")}
+	}
+	return nil
+}
+
+// stepRoutingSkip decides whether a step runs on this home as the generation and the routing
+// index have it.
+func stepRoutingSkip(r *Run, step maintainStep) *check.Finding {
+	h := r.H
 	if !step.routing {
 		if DBRepairAvailable(h, step.name) != nil {
 			return &check.Finding{}

@@ -41,10 +41,22 @@ func checkKeys(h *home.Home, keys []string) error {
 // is left alone.
 func editable(h *home.Home, key string) (*sessionsjson.Entry, *check.Finding) {
 	e := h.Entry(key)
+	if e.Skip != "" && !h.Rules.Verified() { // a newer generation: no skip is claimed
+		return nil, &check.Finding{Check: check.EntryUnreadable, Severity: check.Warn, Subject: key, Message: "this sessionctl cannot read this entry (" + e.Skip + "); not edited"}
+	}
 	if e.Skip != "" {
 		return nil, &check.Finding{Check: check.EntrySkipped, Severity: check.Warn, Subject: key, Message: "the runtime skips this entry (" + e.Skip + "); not edited"}
 	}
 	return e, nil
+}
+
+// claim is known on a generation sessionctl knows, newer on one it does not, where what the
+// runtime does is not verified (sessionsjson.Rules.Verified).
+func claim(h *home.Home, known, newer string) string {
+	if h.Rules.Verified() {
+		return known
+	}
+	return newer
 }
 
 // perKey plans an edit of each key: every key must name a routing entry (else nothing is
@@ -91,7 +103,8 @@ func ResumeMark(keys []string, reason string) Planner {
 		return perKey(h, keys, func(e *sessionsjson.Entry) (*EntryEdit, *check.Finding) {
 			if e.Suspended {
 				return nil, &check.Finding{Check: check.ResumeSuspended, Severity: check.Warn, Subject: e.Key,
-					Message: "entry is suspended: the runtime refuses to mark it (unsuspend first if a resume is wanted)"}
+					Message: "entry is suspended: " + claim(h, "the runtime refuses to mark it (unsuspend first if a resume is wanted)",
+						"not marked (the runtimes this sessionctl knows refuse to mark a suspended entry)")}
 			}
 			return &EntryEdit{e.Key, []FieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}}, nil
 		})
@@ -150,7 +163,7 @@ func planSuspendStuck(h *home.Home, threshold int64) RoutingPlan {
 	c := h.Counts
 	if c.Err != nil {
 		p.Findings = append(p.Findings, check.Finding{Check: check.CountsUnparseable, Severity: check.Warn, Subject: ".restart_failure_counts",
-			Message: fmt.Sprintf("unparseable (%v): left alone, as the runtime does", c.Err)})
+			Message: fmt.Sprintf("unparseable (%v): left alone", c.Err) + claim(h, ", as the runtime does", "")})
 		return p
 	}
 	if c.Parsed == nil {
@@ -158,7 +171,7 @@ func planSuspendStuck(h *home.Home, threshold int64) RoutingPlan {
 	}
 	if key, raises := c.Parsed.ComparisonRaises(threshold); raises {
 		p.Findings = append(p.Findings, check.Finding{Check: check.CountsNotInteger, Severity: check.Warn, Subject: key,
-			Message: "count " + string(c.Parsed.Values[key]) + " is not a number: the runtime's comparison raises, so its start suspends nothing and keeps the file; nothing done"})
+			Message: "count " + string(c.Parsed.Values[key]) + " is not a number: " + claim(h, "the runtime's comparison raises, so its start suspends nothing and keeps the file; ", "") + "nothing done"})
 		return p
 	}
 	var acted []string

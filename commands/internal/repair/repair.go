@@ -87,11 +87,19 @@ type Run struct {
 	moves   sync.WaitGroup // files being moved into a committed batch's stash
 }
 
-// Start opens the home for purpose. It locks nothing.
+// Start opens the home for purpose. It locks nothing. A run that is to write (Apply) a home
+// sessionctl may not write at all — a schema or generation newer than it knows — is refused
+// here, before any plan, whatever it would change: nothing is created in the home.
 func Start(ctx context.Context, o home.Options, purpose home.Purpose, opts Options) (*Run, error) {
 	h, err := home.Open(ctx, o, purpose)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Apply {
+		if err := checkWritable(h); err != nil {
+			h.Close()
+			return nil, err
+		}
 	}
 	return &Run{H: h, Options: opts, purpose: purpose}, nil
 }
@@ -134,21 +142,39 @@ func checkWritable(h *home.Home) error {
 	if h.DB != nil && !h.Schema.Known {
 		return failure.Mark(failure.Data, fmt.Errorf("state.db schema v%d is newer than this sessionctl knows (≤ v%d): refusing to write; reads still work", h.Schema.Version, sessionsjson.NewestKnownSchema()))
 	}
+	if h.Gen == sessionsjson.GenNewer {
+		return failure.Mark(failure.Data, errors.New("sessions.json is from a generation newer than this sessionctl knows (its _README is not one it knows): refusing to write; reads still work"))
+	}
 	if !h.Rules.WritesAllowed {
 		return failure.Mark(failure.Data, fmt.Errorf("generation %s: refusing to write", h.Gen))
 	}
 	return nil
 }
 
+// PlanNote is what a plan's summary says about writing it: how to, or why sessionctl will
+// not on this home (a plan is a read: it is shown all the same).
+func PlanNote(h *home.Home) string {
+	if err := checkWritable(h); err != nil {
+		return "not written: " + err.Error()
+	}
+	return "run again with --apply to write"
+}
+
 // checkRoutingWritable adds the routing-index refusals: a running gateway (refused unless
-// Force) and routing rows that belong to another scope.
-func (r *Run) checkRoutingWritable() error {
+// Force), routing rows that belong to another scope, and, where the routing index is
+// gateway_routing, the runtime's guards on state.db writes (guardDB).
+func (r *Run) checkRoutingWritable(ctx context.Context) error {
 	if err := r.CheckWritable(); err != nil {
 		return err
 	}
 	h := r.H
 	if h.ForeignRowsOnly() {
 		return failure.Mark(failure.Data, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated"))
+	}
+	if h.Routing.Source == home.SourceGatewayRouting {
+		if err := guardDB(ctx, h, dbWrite{routing: true}); err != nil {
+			return err
+		}
 	}
 	if h.Gateway.Running {
 		if !r.Force {

@@ -331,7 +331,7 @@ func Routing(ctx context.Context, r *Run, plan Planner) (Outcome, error) {
 	if !r.Apply || len(changes) == 0 {
 		return res, nil
 	}
-	if err := r.checkRoutingWritable(); err != nil {
+	if err := r.checkRoutingWritable(ctx); err != nil {
 		return res, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -44,11 +44,16 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return res, nil
 	}
 	if len(inv.Routing) > 0 {
-		if err := r.checkRoutingWritable(); err != nil {
+		if err := r.checkRoutingWritable(ctx); err != nil {
 			return Outcome{}, err
 		}
 	} else if err := r.CheckWritable(); err != nil {
 		return Outcome{}, err
+	}
+	if len(inv.Rows) > 0 { // a gateway_routing write is guarded by checkRoutingWritable
+		if err := guardDB(ctx, h, rowsWrite(inv.Rows)); err != nil {
+			return Outcome{}, err
+		}
 	}
 	if fresh, err := r.lock(ctx); err != nil {
 		return Outcome{}, err
