@@ -144,7 +144,7 @@ const (
 // generationRow is one generation's facts: the schema versions it wrote and its rules.
 type generationRow struct {
 	minSchema, maxSchema int
-	code                 int // the SCHEMA_VERSION of the generation's commit (what its open writes)
+	code                 int    // the SCHEMA_VERSION of the generation's commit (what its open writes)
 	readmePrefix         string // how its _README text starts ("" when it writes none)
 	rules                Rules
 }
