@@ -89,16 +89,13 @@ func readFileState(ctx context.Context, h *home.Home) (fileState, error) {
 // indexes (counted in the file), its estimated time, and r0817's optimize flag after the open.
 func ftsOutcome(ctx context.Context, h *home.Home, run *openRun) (FTSRebuild, error) {
 	out := FTSRebuild{Tables: []string{}}
-	if len(run.ftsRebuilt) > 0 {
-		out.Triggered, out.Tables = true, run.ftsRebuilt
-		if h.DB != nil {
-			n, err := h.DB.CountRows(ctx, "messages")
-			if err != nil {
-				return out, err
-			}
-			out.Rows = n
+	if len(run.ftsRebuilt) > 0 && h.DB != nil { // a new file has nothing to fill
+		n, err := h.DB.CountRows(ctx, "messages")
+		if err != nil {
+			return out, err
 		}
-		out.EstimateSeconds = EstimateRebuildSeconds(out.Rows)
+		out.Triggered, out.Tables, out.Rows = true, run.ftsRebuilt, n
+		out.EstimateSeconds = EstimateRebuildSeconds(n)
 	}
 	if !run.rules.knowsOptimizeFlag() {
 		return out, nil

@@ -45,17 +45,46 @@ func pairNames(t *testing.T) []string {
 // opens it for the database.
 func pairHome(t *testing.T, pair string) *home.Home {
 	t.Helper()
+	dir := copyHome(t, filepath.Join(upgradePairs, pair, "home"))
+	relocate(t, dir)
+	return openHome(t, dir)
+}
+
+// copyHome copies the home at src into a temporary directory and returns the copy.
+func copyHome(t *testing.T, src string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "home")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(upgradePairs, pair, "home"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	relocate(t, dir)
+	return dir
+}
+
+// openHome opens the home at dir for the database; it is closed when the test ends.
+func openHome(t *testing.T, dir string) *home.Home {
+	t.Helper()
 	h, err := home.Open(context.Background(), home.Options{Home: sessionsjson.Home{Root: dir, Dir: dir}}, home.Database)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
 	return h
+}
+
+// execSQL runs statements on the state.db of the home at dir.
+func execSQL(t *testing.T, dir string, stmts ...string) {
+	t.Helper()
+	u := url.URL{Scheme: "file", Path: filepath.Join(dir, "state.db"), RawQuery: "mode=rw"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
 
 // relocate points every gateway_routing row of the copy at its own sessions directory.
@@ -65,18 +94,16 @@ func relocate(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := url.URL{Scheme: "file", Path: filepath.Join(dir, "state.db"), RawQuery: "mode=rw"}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := statedb.OpenReadOnly(context.Background(), filepath.Join(dir, "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'gateway_routing'`).Scan(&n); err != nil || n == 0 {
-		return
-	}
-	if _, err := db.Exec(`UPDATE gateway_routing SET scope = ?`, scope); err != nil {
+	hasRouting := db.Schema().HasGatewayRouting
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if hasRouting {
+		execSQL(t, dir, "UPDATE gateway_routing SET scope = '"+strings.ReplaceAll(scope, "'", "''")+"'")
 	}
 }
 
