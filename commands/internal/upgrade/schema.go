@@ -135,11 +135,14 @@ func downgrade(ctx context.Context, sim *simulation, gen sessionsjson.Generation
 	return &Downgrade{Generation: string(gen), DBOpens: len(run.failed) == 0}, nil
 }
 
-// ftsRebuildRowsPerSecond is the measured rate of a full FTS rebuild (both tables, the
-// legacy inline layout: DELETE + INSERT … SELECT of every message) with modernc SQLite on a
-// genhome home (docs/performance.md, "FTS rebuild rate"). The runtime's C SQLite is faster:
-// estimates err long.
-const ftsRebuildRowsPerSecond = 9000
+// ftsRebuildRowsPerSecond is the measured rate of a full FTS rebuild — both tables of the
+// inline layout, DELETE then INSERT … SELECT of every message, as the v11 step and the
+// trigger repair run it — with modernc SQLite on a genhome home: 100,000 messages of 235
+// characters on average in 16.2 s (15.0–20.5, five runs on 2 shared cores), rounded down
+// (docs/performance.md, "FTS rebuild rate"). The sqlite3 3.40.1 shell, the C SQLite of the
+// runtime's host, took 10.9 s, so estimates err long; messages larger than genhome's take
+// longer per row.
+const ftsRebuildRowsPerSecond = 6000
 
 // EstimateRebuildSeconds estimates how long a full FTS rebuild of rows messages takes.
 func EstimateRebuildSeconds(rows int64) float64 {
