@@ -237,3 +237,59 @@ func TestOpenRulesCoverGenerations(t *testing.T) {
 		t.Errorf("v22-v25: %v", err)
 	}
 }
+
+// TestBackfillPairs compares the predicted data steps with the rows the real runtime filled
+// or changed (data_backfills): per table and column, the rows.
+func TestBackfillPairs(t *testing.T) {
+	for _, pair := range pairNames(t) {
+		t.Run(pair, func(t *testing.T) {
+			h := pairHome(t, pair)
+			to, err := ResolveTarget(strings.SplitN(pair, "--", 2)[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs, err := Backfills(context.Background(), h, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int64{}
+			for _, b := range bs {
+				if b.Table == "state_meta" { // the fixture counts state_meta rows by table
+					b.Column = ""
+				}
+				got[b.Table+"."+b.Column] += b.Rows
+			}
+			want := map[string]int64{}
+			for _, w := range readBackfills(t, pair) {
+				want[w.Table+"."+w.Column] += w.RowsChanged + w.RowsFilled + w.RowsAdded
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("backfills:\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// expectedBackfill is one element of summary.json data_backfills.
+type expectedBackfill struct {
+	Table       string `json:"table"`
+	Column      string `json:"column"`
+	RowsChanged int64  `json:"rows_changed"`
+	RowsFilled  int64  `json:"rows_filled"`
+	RowsAdded   int64  `json:"rows_added"`
+}
+
+func readBackfills(t *testing.T, pair string) []expectedBackfill {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(upgradePairs, pair, "expected", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		DataBackfills []expectedBackfill `json:"data_backfills"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.DataBackfills
+}

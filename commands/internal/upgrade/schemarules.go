@@ -88,6 +88,13 @@ type openRules struct {
 	// legacyFTS is the generation whose inline FTS DDL this runtime keeps on legacy files
 	// (ftsOptIn): r0817's LEGACY_FTS_SQL is r0715's with the UPDATE triggers narrowed.
 	legacyFTS sessionsjson.Generation
+	// data lists the version-gated data steps the runtime has (backfill.go), each run when
+	// the file's version is below it.
+	data []int
+	// activeEveryOpen: the NULL active heal runs on every open (r0715+), not only below v12.
+	activeEveryOpen bool
+	// resetAwareTags: the v16 step leaves reset continuations untagged (r0817).
+	resetAwareTags bool
 }
 
 // knowsOptimizeFlag reports whether the runtime has state_meta.fts_optimize_available.
@@ -113,8 +120,12 @@ var generationOpenRules = map[sessionsjson.Generation]openRules{
 	sessionsjson.GenR0418: {commit: "cb4addaca", columns: columnsByVersion, chain: r0418Chain, fts: ftsCreateMissing},
 	sessionsjson.GenR0506: {commit: "3b750715a", columns: columnsReconciled, fts: ftsInline},
 	sessionsjson.GenR0525: {commit: "3914089d5", columns: columnsReconciled, fts: ftsInline},
-	sessionsjson.GenR0703: {commit: "52d0d671e", columns: columnsReconciled, fts: ftsInlineRepair},
-	sessionsjson.GenR0715: {commit: "c2a3b9ce5", columns: columnsReconciled, fts: ftsInlineRepair},
+	sessionsjson.GenR0703: {commit: "52d0d671e", columns: columnsReconciled, fts: ftsInlineRepair,
+		data: []int{stepActive, stepDelegateTags}},
+	sessionsjson.GenR0715: {commit: "c2a3b9ce5", columns: columnsReconciled, fts: ftsInlineRepair,
+		data: []int{stepDelegateTags, stepGatewayMetadata, stepUsageSeed}, activeEveryOpen: true},
 	sessionsjson.GenR0817: {commit: "481156139", columns: columnsReconciled, healsKeys: true, fts: ftsOptIn,
-		legacyFTS: sessionsjson.GenR0715},
+		legacyFTS: sessionsjson.GenR0715,
+		data:      []int{stepDelegateTags, stepGatewayMetadata, stepUsageSeed, stepOptimizeFlag, stepSystemPrompts},
+		activeEveryOpen: true, resetAwareTags: true},
 }

@@ -270,3 +270,58 @@ func TestSchemaNoStateDB(t *testing.T) {
 		t.Errorf("downgrade %+v", down)
 	}
 }
+
+// backfillRows predicts the data steps on the home at dir for gen, by "table.column".
+func backfillRows(t *testing.T, dir, gen string) map[string]int64 {
+	t.Helper()
+	to, err := ResolveTarget(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := Backfills(context.Background(), openHome(t, dir), to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, b := range bs {
+		out[b.Table+"."+b.Column] = b.Rows
+	}
+	return out
+}
+
+// TestBackfillSystemPrompts: r0817's v25 step moves every inline system prompt, storing each
+// distinct text once; without a schema_version row no version-gated step runs.
+func TestBackfillSystemPrompts(t *testing.T) {
+	dir := copyHome(t, fixtureDir(t, "r0715"))
+	execSQL(t, dir, "UPDATE sessions SET system_prompt = NULL",
+		"UPDATE sessions SET system_prompt = 'prompt ' || (rowid % 2) WHERE rowid IN (SELECT rowid FROM sessions LIMIT 5)")
+	got := backfillRows(t, dir, "r0817")
+	if got["system_prompts."] != 2 || got["sessions.system_prompt"] != 5 {
+		t.Errorf("backfills %v", got)
+	}
+	execSQL(t, dir, "DELETE FROM schema_version")
+	if got := backfillRows(t, dir, "r0817"); len(got) != 0 {
+		t.Errorf("without a version row: %v", got)
+	}
+}
+
+// TestGatewayEntries: the v18 step reads sessions.json as a Python dict (first position, last
+// value), skips "_" keys, non-objects and entries without a session_id, falls back to the key
+// for session_key, and stops at a value it cannot bind.
+func TestGatewayEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.json")
+	data := `{"_README": "x", "a": {"session_id": "s1"}, "b": 5, "c": {"session_id": ""},
+		"a": {"session_id": "s2", "session_key": "k", "origin": {"chat_id": "42"}, "memory_flushed": true},
+		"d": {"session_id": 7}, "e": {"session_id": "s3", "display_name": {"x": 1}}, "f": {"session_id": "s4"}}`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	es, err := readGatewayEntries(path, sessionsjson.RulesFor(sessionsjson.GenR0715))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].id != "s2" || es[0].values["session_key"] != "k" || es[0].values["chat_id"] != "42" ||
+		!es[0].finalized || es[0].values["origin_json"] == nil || es[1].id != "7" || es[1].values["session_key"] != "d" {
+		t.Errorf("entries %+v", es)
+	}
+}
