@@ -19,8 +19,8 @@ const (
 			AND p.end_reason = 'branched' AND s.started_at >= p.ended_at)`
 	compressionChildSQL = `EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id
 		AND p.end_reason = 'compression')`
-	resetMarkerSQL    = `json_extract(COALESCE(s.model_config, '{}'), '$._reset_from') IS NOT NULL`
-	resetSameKeySQL   = `EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id
+	resetMarkerSQL  = `json_extract(COALESCE(s.model_config, '{}'), '$._reset_from') IS NOT NULL`
+	resetSameKeySQL = `EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id
 		AND p.end_reason IN ('session_reset', 'session_switch', 'idle', 'daily', 'suspended', 'resume_pending_expired')
 		AND s.session_key IS NOT NULL AND s.session_key != '' AND s.session_key = p.session_key)`
 	delegateFromUnset = `json_extract(COALESCE(s.model_config, '{}'), '$._delegate_from') IS NULL`

@@ -125,7 +125,7 @@ var generationOpenRules = map[sessionsjson.Generation]openRules{
 	sessionsjson.GenR0715: {commit: "c2a3b9ce5", columns: columnsReconciled, fts: ftsInlineRepair,
 		data: []int{stepDelegateTags, stepGatewayMetadata, stepUsageSeed}, activeEveryOpen: true},
 	sessionsjson.GenR0817: {commit: "481156139", columns: columnsReconciled, healsKeys: true, fts: ftsOptIn,
-		legacyFTS: sessionsjson.GenR0715,
-		data:      []int{stepDelegateTags, stepGatewayMetadata, stepUsageSeed, stepOptimizeFlag, stepSystemPrompts},
+		legacyFTS:       sessionsjson.GenR0715,
+		data:            []int{stepDelegateTags, stepGatewayMetadata, stepUsageSeed, stepOptimizeFlag, stepSystemPrompts},
 		activeEveryOpen: true, resetAwareTags: true},
 }
