@@ -94,13 +94,11 @@ func (r *openRun) repairTriggers(ctx context.Context, layout []statedb.Object) e
 	if err != nil {
 		return err
 	}
-	if err := r.ensure(ctx, layout, r.rules.commit); err != nil {
-		return err
-	}
+	commit := r.rules.commit
 	if n < ftsTriggerCount {
-		r.ftsRebuilt = []string{ftsBase, ftsTrigram}
+		commit, r.ftsRebuilt = commitTriggerRepair, []string{ftsBase, ftsTrigram}
 	}
-	return nil
+	return r.ensure(ctx, layout, commit)
 }
 
 // ftsOptIn (r0817): fts_stale drops every FTS trigger and recovers the layout; the v23 step
