@@ -325,3 +325,22 @@ func TestGatewayEntries(t *testing.T) {
 		t.Errorf("entries %+v", es)
 	}
 }
+
+// TestSchemaOtherGenerations: an intermediate (v22–v25) home is raised to r0817's version and
+// reopens by the never-lowered rule; a newer home gets nothing from r0817 and no downgrade
+// verdict (its runtime is unknown).
+func TestSchemaOtherGenerations(t *testing.T) {
+	dir := copyHome(t, fixtureDir(t, "r0817"))
+	execSQL(t, dir, "UPDATE schema_version SET version = 23")
+	steps, _, down := predict(t, dir, "r0817")
+	wantSteps(t, steps, "set_schema_version schema_version")
+	if steps[0].Before != 23 || down == nil || down.Generation != string(sessionsjson.GenV22V25) || !down.DBOpens {
+		t.Errorf("v23: %+v, downgrade %+v", steps, down)
+	}
+	execSQL(t, dir, "UPDATE schema_version SET version = 30")
+	steps, _, down = predict(t, dir, "r0817")
+	wantSteps(t, steps)
+	if down != nil {
+		t.Errorf("newer: downgrade %+v", down)
+	}
+}
