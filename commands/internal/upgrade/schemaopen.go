@@ -120,7 +120,6 @@ func ftsObjects(objs []statedb.Object) []statedb.Object {
 // comparison alone does not show.
 type openRun struct {
 	db     *statedb.Scratch
-	gen    sessionsjson.Generation
 	rules  openRules
 	ref    runtimeRef
 	before fileVersion
@@ -150,7 +149,7 @@ func (s *simulation) open(ctx context.Context, gen sessionsjson.Generation, file
 	if err != nil {
 		return nil, err
 	}
-	run := &openRun{db: s.db, gen: gen, rules: rules, ref: ref, before: file,
+	run := &openRun{db: s.db, rules: rules, ref: ref, before: file,
 		commits: map[string]string{}, rebuilt: map[string]string{}, replaced: map[string]string{}}
 	for _, step := range []func(context.Context) error{
 		run.createTables, run.addColumns, run.healKeys, run.createIndexes, run.openFTS,
