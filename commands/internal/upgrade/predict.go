@@ -26,6 +26,9 @@ func Check(ctx context.Context, h *home.Home, to Target) (Report, []check.Findin
 		if rep.SchemaSteps, rep.FTSRebuild, rep.Downgrade, err = Schema(ctx, h, to); err != nil {
 			return rep, nil, err
 		}
+		if rep.DataBackfills, err = Backfills(ctx, h, to); err != nil {
+			return rep, nil, err
+		}
 	}
 	var err error
 	if rep.Routing, rep.StartMaintenance, err = Start(ctx, h, to); err != nil {

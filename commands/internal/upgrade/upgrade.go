@@ -28,6 +28,7 @@ type Report struct {
 	From             Side             `json:"from"`
 	To               Side             `json:"to"`
 	SchemaSteps      []SchemaStep     `json:"schema_steps"`
+	DataBackfills    []Backfill       `json:"data_backfills"`
 	Routing          Routing          `json:"routing"`
 	StartMaintenance StartMaintenance `json:"start_maintenance"`
 	FTSRebuild       FTSRebuild       `json:"fts_rebuild"`
