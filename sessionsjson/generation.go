@@ -144,6 +144,7 @@ const (
 // generationRow is one generation's facts: the schema versions it wrote and its rules.
 type generationRow struct {
 	minSchema, maxSchema int
+	code                 int    // the SCHEMA_VERSION of the generation's commit (what its open writes)
 	readmePrefix         string // how its _README text starts ("" when it writes none)
 	rules                Rules
 }
@@ -163,31 +164,31 @@ var (
 
 // generations is the table of known generations, oldest first: a new generation is a row.
 var generations = []generationRow{
-	{1, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18: no Platform._missing_ yet
+	{1, 6, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18: no Platform._missing_ yet
 		r.Generation, r.CrashRecoverySetsSuspended, r.FinalizedFlag, r.DBRepairs = GenR0418, true, "memory_flushed", false
 		r.Platforms, r.NormalisePlatform, r.Tip = platformsR0418, false, TipNone
 	})},
-	{7, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
-	{12, 16, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
+	{7, 11, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
+	{12, 16, 13, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
 		r.Generation, r.AutoResume = GenR0525, true
 	})},
-	{17, 18, "Gateway routing index ONLY", with(modernLoad, func(r *Rules) { // 52d0d671e
+	{17, 18, 17, "Gateway routing index ONLY", with(modernLoad, func(r *Rules) { // 52d0d671e
 		r.Generation, r.PathSafety, r.README = GenR0703, PathSafetyStrict, READMEr0703
 	})},
-	{19, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
+	{19, 21, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
 		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
 	})},
 	// v22 eb6aa0360 (07-16), v23 9acc4b47f, v24 c2088efe9/53a5983af, v25 7d066c3c5 (08-03):
 	// builds that lived days each; their routing rules changed inside the range.
-	{22, 23, "", with(modernLoad, func(r *Rules) {
+	{22, 23, 23, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
 		r.Fields = fieldsR0817
 	})},
-	{24, 25, "", with(modernLoad, func(r *Rules) {
+	{24, 25, 25, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
 		r.Fields, r.Tip = fieldsR0817, TipV24
 	})},
-	{26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
+	{26, 26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
 		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
@@ -197,6 +198,29 @@ var generations = []generationRow{
 func with(base Rules, edit func(*Rules)) Rules {
 	edit(&base)
 	return base
+}
+
+// Generations lists the generations of the table, oldest first (the v22–v25 builds once).
+func Generations() []Generation {
+	var out []Generation
+	for _, g := range generations {
+		if len(out) == 0 || out[len(out)-1] != g.rules.Generation {
+			out = append(out, g.rules.Generation)
+		}
+	}
+	return out
+}
+
+// CodeSchema is the schema_version the runtime of generation g writes (the SCHEMA_VERSION of
+// its commit), 0 for a generation the table lacks.
+func CodeSchema(g Generation) int {
+	v := 0
+	for _, row := range generations {
+		if row.rules.Generation == g {
+			v = row.code
+		}
+	}
+	return v
 }
 
 // NewestKnownSchema is the newest schema_version of the generation table.

@@ -122,3 +122,16 @@ func TestNewerRulesAreUnverified(t *testing.T) {
 		t.Errorf("newer, origin without chat_id: skip %q, want %q", noChat.Skip, SkipOriginNoChatID)
 	}
 }
+
+// TestCodeSchema: each generation's SCHEMA_VERSION, as its fixture's runtime wrote it.
+func TestCodeSchema(t *testing.T) {
+	want := map[Generation]int{GenR0418: 6, GenR0506: 11, GenR0525: 13, GenR0703: 17, GenR0715: 21, GenR0817: 26}
+	for g, v := range want {
+		if got := CodeSchema(g); got != v {
+			t.Errorf("CodeSchema(%s) = %d, want %d", g, got, v)
+		}
+	}
+	if gens := Generations(); len(gens) != 7 || gens[0] != GenR0418 || gens[6] != GenR0817 {
+		t.Errorf("Generations() = %v", gens)
+	}
+}

@@ -20,10 +20,11 @@
 //
 //	go run ./scripts/genhome -relocate COPY
 //
-// The schema files in schema/ are regenerated from the fixtures with
+// The schema files in statedb/schema/ (embedded by statedb, used here and by
+// upgrade-check) are regenerated from the fixtures with
 //
 //	go run ./scripts/genhome -extract-schema testdata/fixtures/<gen>/home/state.db \
-//	    -label testdata/fixtures/<gen>/home/state.db > scripts/genhome/schema/<short>.sql
+//	    -label testdata/fixtures/<gen>/home/state.db > statedb/schema/<short>.sql
 package main
 
 import (
