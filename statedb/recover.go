@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -47,15 +48,32 @@ var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_act
 	resetFence("b.session_key = s.session_key AND b.source = s.source") + `
 	ORDER BY ` + hasMessages + ` DESC, COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
 
-// recoverByPeer is its fallback on the full peer tuple, which still requires messages.
-var recoverByPeer = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at) FROM sessions s
-	WHERE s.source = ? AND COALESCE(s.user_id, '') = COALESCE(?, '') AND COALESCE(s.chat_id, '') = COALESCE(?, '')
-	  AND COALESCE(s.chat_type, '') = COALESCE(?, '') AND COALESCE(s.thread_id, '') = COALESCE(?, '')
-	  AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
-	resetFence(`b.source = s.source AND COALESCE(b.user_id, '') = COALESCE(s.user_id, '')
-		AND COALESCE(b.chat_id, '') = COALESCE(s.chat_id, '') AND COALESCE(b.chat_type, '') = COALESCE(s.chat_type, '')
-		AND COALESCE(b.thread_id, '') = COALESCE(s.thread_id, '')`) + `
+// recoverByPeer is its fallback on the full peer tuple, which still requires messages. The
+// runtime compares COALESCE(col, ”) with COALESCE(?, ”), which no index serves; for each
+// non-empty value an equal test (the same rows) is added to the candidate and to the fence,
+// so that idx_sessions_gateway_peer (source, user_id, chat_id, chat_type, thread_id) narrows
+// both instead of a walk over every row of the source.
+func recoverByPeer(peer *Peer) (string, []any) {
+	cols := []string{"user_id", "chat_id", "chat_type", "thread_id"}
+	vals := []*string{peer.UserID, peer.ChatID, peer.ChatType, peer.ThreadID}
+	var cand, fence strings.Builder
+	var candArgs, fenceArgs []any
+	for i, c := range cols {
+		fmt.Fprintf(&cand, " AND COALESCE(s.%s, '') = COALESCE(?, '')", c)
+		candArgs = append(candArgs, nullable(vals[i]))
+		fmt.Fprintf(&fence, " AND COALESCE(b.%s, '') = COALESCE(s.%s, '')", c, c)
+		if vals[i] != nil && *vals[i] != "" {
+			fmt.Fprintf(&cand, " AND s.%s = ?", c)
+			fmt.Fprintf(&fence, " AND b.%s = ?", c)
+			candArgs, fenceArgs = append(candArgs, *vals[i]), append(fenceArgs, *vals[i])
+		}
+	}
+	query := `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at) FROM sessions s
+	WHERE s.source = ?` + cand.String() + ` AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
+		resetFence("b.source = s.source"+fence.String()) + `
 	ORDER BY COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
+	return query, append(candArgs, fenceArgs...)
+}
 
 // RecoverGatewaySession is r0817's find_latest_gateway_session_for_peer (hermes_state.py at
 // 481156139): the row the gateway's load-time prune recovers for a routing entry whose row
@@ -82,8 +100,8 @@ func (db *DB) RecoverGatewaySession(ctx context.Context, key, source string, pee
 	if peer == nil || peer.ChatID == nil || peer.ChatType == nil {
 		return r, false, nil
 	}
-	err = db.sql.QueryRowContext(ctx, recoverByPeer, source, nullable(peer.UserID), nullable(peer.ChatID),
-		nullable(peer.ChatType), nullable(peer.ThreadID)).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
+	query, args := recoverByPeer(peer)
+	err = db.sql.QueryRowContext(ctx, query, append([]any{source}, args...)...).Scan(&r.ID, &r.EndReason, &r.ActiveAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
