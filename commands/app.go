@@ -100,6 +100,7 @@ func allCommands() []*cli.Command {
 	return []*cli.Command{
 		statusCommand(),
 		checkCommand(),
+		upgradeCheckCommand(),
 		entriesCommand(),
 		sessionsCommand(),
 		resumeCommand(),

@@ -25,11 +25,20 @@ func runCheck(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("check takes no arguments")
 	}
+	return inspect(c, "check", func(h *home.Home, failOn check.FailOn) ([]check.Finding, any, error) {
+		findings, err := check.Run(c.Context, h, c.Bool("deep"))
+		return findings, newCheckData(findings, failOn, c.Bool("deep")), err
+	})
+}
+
+// inspect reads --fail-on, opens the home for home.Inspect, runs find over it and reports the
+// findings with find's data (check, upgrade-check).
+func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([]check.Finding, any, error)) error {
 	failOn, err := parseFailOn(c)
 	if err != nil {
 		return err
 	}
-	o, err := loadOptions(c, "check")
+	o, err := loadOptions(c, name)
 	if err != nil {
 		return err
 	}
@@ -38,11 +47,11 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	defer h.Close()
-	findings, err := check.Run(c.Context, h, c.Bool("deep"))
+	findings, data, err := find(h, failOn)
 	if err != nil {
 		return err
 	}
-	return reportFindings(o, h, findings, failOn, newCheckData(findings, failOn, c.Bool("deep")))
+	return reportFindings(o, h, findings, failOn, data)
 }
 
 // checkData is data of `check --json`.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -139,7 +138,7 @@ func printEntries(o *options, h *home.Home, list []home.EntryRow, total int) err
 	rows := make([][]string, 0, len(list))
 	for _, r := range list {
 		e := h.Entry(r.Key)
-		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(h, r), relative(now, e.UpdatedAt.WallMicros()), rowLabel(r), countLabel(r.RestartCount)})
+		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, e.UpdatedAt.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)})
 	}
 	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
 	if err := renderTable(o.stdout, []string{"KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"}, rows); err != nil {
@@ -180,13 +179,6 @@ func rowLabel(r home.EntryRow) string {
 		return r.Row + " → " + r.Tip
 	}
 	return r.Row
-}
-
-func countLabel(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return strconv.FormatInt(*n, 10)
 }
 
 func plural(n int, one, many string) string {

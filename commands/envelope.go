@@ -159,28 +159,6 @@ func formatInstant(micros int64) string {
 	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
 }
 
-// relative renders an age like "3d ago" or "in 2m".
-func relative(nowMicros, thenMicros int64) string {
-	d := time.Duration(nowMicros-thenMicros) * time.Microsecond
-	if d < 0 {
-		return "in " + shortDuration(-d)
-	}
-	return shortDuration(d) + " ago"
-}
-
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%.1fh", d.Hours())
-	default:
-		return fmt.Sprintf("%.1fd", d.Hours()/24)
-	}
-}
-
 // streamMarker stands in for data while the envelope is encoded, so that a long list can
 // be streamed into its place instead of being held in memory.
 const streamMarker = `"\u0000stream\u0000"`

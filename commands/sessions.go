@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
@@ -140,7 +141,7 @@ func relativeUnix(o *options, unix *float64) string {
 	if unix == nil {
 		return "-"
 	}
-	return relative(o.Clock.UnixMicros, int64(*unix*1e6))
+	return check.Age(o.Clock.UnixMicros, int64(*unix*1e6))
 }
 
 func deref(s *string) string {

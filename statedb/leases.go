@@ -82,21 +82,80 @@ func forkChild(parent string, source, config sql.NullString) bool {
 }
 
 // leasedAmong returns, for each of ids whose lineage root holds a live turn lease at now,
-// that lease. It reads nothing more when no lease is live.
+// that lease. It reads nothing more when no lease is live; otherwise it walks down from each
+// leased root to the sessions whose lease key it is (leasedSessions), a few queries per live
+// lease rather than a walk up from every id.
 func (db *DB) leasedAmong(ctx context.Context, q querier, now float64, ids []string) (map[string]TurnLease, error) {
 	leases, err := db.liveLeases(ctx, q, now)
 	if err != nil || len(leases) == 0 {
 		return nil, err
 	}
+	keyed, err := leasedSessions(ctx, q, leases)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]TurnLease{}
 	for _, id := range ids {
-		root, err := leaseRoot(ctx, q, id)
-		if err != nil {
-			return nil, err
-		}
-		if l, ok := leases[root]; ok {
+		if l, ok := keyed[id]; ok {
 			out[id] = l
 		}
 	}
 	return out, nil
+}
+
+// leasedSessions maps every session whose lease key (leaseRoot) is the conversation of a live
+// lease to that lease: the root itself (when it is one: a conversation id that is not its own
+// root names no session's key) and the descendants reached through compression-ended parents
+// and children that are not fork children.
+func leasedSessions(ctx context.Context, q querier, leases map[string]TurnLease) (map[string]TurnLease, error) {
+	out := map[string]TurnLease{}
+	for conv, l := range leases {
+		root, err := leaseRoot(ctx, q, conv)
+		if err != nil {
+			return nil, err
+		}
+		if root != conv {
+			continue
+		}
+		for frontier := []string{conv}; len(frontier) > 0; {
+			for _, id := range frontier {
+				out[id] = l
+			}
+			if frontier, err = continuations(ctx, q, frontier, out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// continuations returns the children of parents that share their lease key (the parent ended
+// by compression, the child is no fork child) and are not in seen.
+func continuations(ctx context.Context, q querier, parents []string, seen map[string]TurnLease) ([]string, error) {
+	var next []string
+	for _, chunk := range chunks(parents) {
+		rows, err := q.QueryContext(ctx, `SELECT c.id, c.parent_session_id, c.source, c.model_config FROM sessions c
+			JOIN sessions p ON p.id = c.parent_session_id
+			WHERE c.parent_session_id IN (`+placeholders(len(chunk))+`) AND p.end_reason = 'compression'`, stringArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("read continuations: %w", err)
+		}
+		for rows.Next() {
+			var id, parent string
+			var source, config sql.NullString
+			if err := rows.Scan(&id, &parent, &source, &config); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read continuations: %w", err)
+			}
+			if _, ok := seen[id]; !ok && !forkChild(parent, source, config) {
+				next = append(next, id)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read continuations: %w", err)
+		}
+	}
+	return next, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -53,28 +54,48 @@ var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_act
 	resetFence("b.session_key = s.session_key AND b.source = s.source") + `
 	ORDER BY ` + hasMessages + ` DESC, COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
 
-// recoverByPeer is its fallback on the full peer tuple, which still requires messages.
-var recoverByPeer = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at), 1 FROM sessions s
-	WHERE s.source = ? AND ` + peerMatch + `
-	  AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
-	resetFence(`b.source = s.source AND COALESCE(b.user_id, '') = COALESCE(s.user_id, '')
-		AND COALESCE(b.chat_id, '') = COALESCE(s.chat_id, '') AND COALESCE(b.chat_type, '') = COALESCE(s.chat_type, '')
-		AND COALESCE(b.thread_id, '') = COALESCE(s.thread_id, '')`) + `
-	ORDER BY COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
+// peerTerms are the peer-tuple conditions of the lookups' fallback: on the candidate s
+// (arguments candArgs) and on the reset fence's row b (fenceArgs, r0817). The runtime
+// compares COALESCE(col, '') with COALESCE(?, ''), which no index serves; for each non-empty
+// value an equal test (the same rows) is added to the candidate and to the fence, so that
+// idx_sessions_gateway_peer (source, user_id, chat_id, chat_type, thread_id) narrows both
+// instead of a walk over every row of the source.
+func peerTerms(peer *Peer) (cand, fence string, candArgs, fenceArgs []any) {
+	cols := []string{"user_id", "chat_id", "chat_type", "thread_id"}
+	vals := []*string{peer.UserID, peer.ChatID, peer.ChatType, peer.ThreadID}
+	var c, f strings.Builder
+	for i, col := range cols {
+		fmt.Fprintf(&c, " AND COALESCE(s.%s, '') = COALESCE(?, '')", col)
+		candArgs = append(candArgs, nullable(vals[i]))
+		fmt.Fprintf(&f, " AND COALESCE(b.%s, '') = COALESCE(s.%s, '')", col, col)
+		if vals[i] != nil && *vals[i] != "" {
+			fmt.Fprintf(&c, " AND s.%s = ?", col)
+			fmt.Fprintf(&f, " AND b.%s = ?", col)
+			candArgs, fenceArgs = append(candArgs, *vals[i]), append(fenceArgs, *vals[i])
+		}
+	}
+	return c.String(), f.String(), candArgs, fenceArgs
+}
 
-// peerMatch is the fallback's peer-tuple condition; its arguments are user_id, chat_id,
-// chat_type and thread_id.
-const peerMatch = `COALESCE(s.user_id, '') = COALESCE(?, '') AND COALESCE(s.chat_id, '') = COALESCE(?, '')
-	  AND COALESCE(s.chat_type, '') = COALESCE(?, '') AND COALESCE(s.thread_id, '') = COALESCE(?, '')`
+// recoverByPeer is r0817's fallback on the full peer tuple, which still requires messages;
+// its arguments follow the source.
+func recoverByPeer(peer *Peer) (string, []any) {
+	cand, fence, candArgs, fenceArgs := peerTerms(peer)
+	query := `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at), 1 FROM sessions s
+	WHERE s.source = ?` + cand + ` AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
+		resetFence("b.source = s.source"+fence) + `
+	ORDER BY COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
+	return query, append(candArgs, fenceArgs...)
+}
 
 // recoveryQueries is one generation's find_latest_gateway_session_for_peer: its exact-key
-// query (arguments: key, source), its peer-tuple fallback (source, user_id, chat_id,
-// chat_type, thread_id) and the sessions columns they read. Each query selects the id, the
-// end_reason ("" while open), the row's activity time (Recovered.ActiveAt) and whether it has
-// messages.
+// query (arguments: key, source), its peer-tuple fallback (the query and its arguments after
+// the source) and the sessions columns they read. Each query selects the id, the end_reason
+// ("" while open), the row's activity time (Recovered.ActiveAt) and whether it has messages.
 type recoveryQueries struct {
-	byKey, byPeer string
-	columns       []string
+	byKey   string
+	byPeer  func(*Peer) (string, []any)
+	columns []string
 }
 
 // recoveryBefore26 are the lookups of r0703 and r0715 (hermes_state.py at 52d0d671e and
@@ -85,8 +106,10 @@ func recoveryBefore26(recoverable string) recoveryQueries {
 	return recoveryQueries{
 		byKey: cols + `s.session_key = ? AND s.source = ? AND ` + recoverable + ` AND ` + hasMessages +
 			` ORDER BY s.started_at DESC LIMIT 1`,
-		byPeer: cols + `s.source = ? AND ` + peerMatch + ` AND ` + recoverable + ` AND ` + hasMessages +
-			` ORDER BY s.started_at DESC LIMIT 1`,
+		byPeer: func(peer *Peer) (string, []any) {
+			cand, _, args, _ := peerTerms(peer)
+			return cols + `s.source = ?` + cand + ` AND ` + recoverable + ` AND ` + hasMessages + ` ORDER BY s.started_at DESC LIMIT 1`, args
+		},
 		columns: []string{"session_key", "source", "message_count", "user_id", "chat_id", "chat_type", "thread_id", "started_at"},
 	}
 }
@@ -113,18 +136,17 @@ func (db *DB) RecoverGatewaySession(ctx context.Context, key, source string, pee
 	if err := db.requireSessionColumns(op, rq.columns...); err != nil {
 		return r, false, err
 	}
-	return recoverWith(ctx, db.sql, rq, "", nil, key, source, peer)
+	return recoverWith(ctx, db.sql, rq, "", key, source, peer)
 }
 
-// recoverWith runs the lookup rq, each query preceded by with (a WITH clause whose arguments
-// are withArgs; "" for none).
-func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with string, withArgs []any, key, source string, peer *Peer) (r Recovered, found bool, err error) {
+// recoverWith runs the lookup rq, each query preceded by with (a WITH clause without
+// arguments; "" for none).
+func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with, key, source string, peer *Peer) (r Recovered, found bool, err error) {
 	const op = "recover gateway session"
 	if key == "" {
 		return r, false, nil
 	}
-	args := append(append([]any{}, withArgs...), key, source)
-	err = q.QueryRowContext(ctx, with+rq.byKey, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
+	err = q.QueryRowContext(ctx, with+rq.byKey, key, source).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
 	if err == nil {
 		return r, true, nil
 	}
@@ -134,9 +156,8 @@ func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with string
 	if peer == nil || peer.ChatID == nil || peer.ChatType == nil {
 		return r, false, nil
 	}
-	args = append(append([]any{}, withArgs...), source, nullable(peer.UserID), nullable(peer.ChatID),
-		nullable(peer.ChatType), nullable(peer.ThreadID))
-	err = q.QueryRowContext(ctx, with+rq.byPeer, args...).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
+	query, args := rq.byPeer(peer)
+	err = q.QueryRowContext(ctx, with+query, append([]any{source}, args...)...).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

@@ -44,8 +44,11 @@ const tipStepV11 = `SELECT id FROM sessions WHERE parent_session_id = ?1
 	AND started_at >= (SELECT ended_at FROM sessions WHERE id = ?1 AND end_reason = 'compression')
 	ORDER BY started_at DESC LIMIT 1`
 
-// tipStepV17 is the v17 step (upstream hermes_state.py get_compression_tip, as of 52d0d671e).
-const tipStepV17 = `SELECT child.id FROM sessions parent
+// tipStep is the v17 step ranked by activity: continuation children of a compression-ended
+// parent that are not branch, delegate or 'tool' children, by class, then activity, then
+// started_at and id (upstream hermes_state.py get_compression_tip).
+func tipStep(activity string) string {
+	return `SELECT child.id FROM sessions parent
 	JOIN sessions child ON child.parent_session_id = parent.id
 	WHERE parent.id = ?1 AND parent.end_reason = 'compression'
 	  AND json_extract(COALESCE(child.model_config, '{}'), '$._branched_from') IS NULL
@@ -53,27 +56,21 @@ const tipStepV17 = `SELECT child.id FROM sessions parent
 	  AND COALESCE(child.source, '') != 'tool'
 	ORDER BY CASE WHEN child.end_reason = 'compression' THEN 0
 	              WHEN child.ended_at IS NULL THEN 1 ELSE 2 END,
-	         COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id),
-	                  child.started_at) DESC,
-	         child.started_at DESC, child.id DESC
+	         ` + activity + ` DESC, child.started_at DESC, child.id DESC
 	LIMIT 1`
+}
 
-// tipStepV24 is the r0817 step (upstream hermes_state.py get_compression_tip at 481156139):
-// the v17 step ranked by _sql_session_last_active(child) (hermes_state_common.py), the
-// freshest of last_activity_at and the latest message, else started_at (c2088efe9).
-const tipStepV24 = `SELECT child.id FROM sessions parent
-	JOIN sessions child ON child.parent_session_id = parent.id
-	WHERE parent.id = ?1 AND parent.end_reason = 'compression'
-	  AND json_extract(COALESCE(child.model_config, '{}'), '$._branched_from') IS NULL
-	  AND json_extract(COALESCE(child.model_config, '{}'), '$._delegate_from') IS NULL
-	  AND COALESCE(child.source, '') != 'tool'
-	ORDER BY CASE WHEN child.end_reason = 'compression' THEN 0
-	              WHEN child.ended_at IS NULL THEN 1 ELSE 2 END,
-	         COALESCE((SELECT MAX(v.v) FROM (SELECT child.last_activity_at AS v
-	                   UNION ALL SELECT (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id)) v),
-	                  child.started_at) DESC,
-	         child.started_at DESC, child.id DESC
-	LIMIT 1`
+var (
+	// tipStepV17 is the v17 step (as of 52d0d671e): activity is the latest message, else
+	// started_at.
+	tipStepV17 = tipStep(`COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id), child.started_at)`)
+	// tipStepV24 is the r0817 step (481156139): _sql_session_last_active(child)
+	// (hermes_state_common.py), the freshest of last_activity_at and the latest message, else
+	// started_at (c2088efe9).
+	tipStepV24 = tipStep(`COALESCE((SELECT MAX(v.v) FROM (SELECT child.last_activity_at AS v
+	         UNION ALL SELECT (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id)) v),
+	         child.started_at)`)
+)
 
 // CompressionTip walks from id through compression continuations under rule and returns the
 // id the runtime of that rule resolves id to (id itself when there is no continuation). Under

@@ -338,7 +338,7 @@ func (v *View) Recover(ctx context.Context, rule sessionsjson.RecoveryRule, key,
 	if err := v.require("recover gateway session", rq.columns...); err != nil {
 		return Recovered{}, false, err
 	}
-	return recoverWith(ctx, v.db.sql, rq, v.with(), nil, key, source, peer)
+	return recoverWith(ctx, v.db.sql, rq, v.with(), key, source, peer)
 }
 
 // pruneAge is prune_sessions' age condition by rule; its one argument is the cutoff.

@@ -122,7 +122,8 @@ func nullable(s string) any {
 	return s
 }
 
-// toFields returns the SessionEntry.to_dict() of e for generation g.
+// toFields returns the SessionEntry.to_dict() of e for generation g, in its
+// field order.
 func (e *entry) toFields(g generation) []field {
 	marked := any(nil)
 	if e.Marked != 0 {
@@ -132,11 +133,18 @@ func (e *entry) toFields(g generation) []field {
 		{"session_key", e.Chat.Key}, {"session_id", e.SessionID},
 		{"created_at", isoNaive(e.Created)}, {"updated_at", isoNaive(e.Updated)},
 		{"display_name", e.Chat.ChatName}, {"platform", e.Chat.Platform}, {"chat_type", e.Chat.ChatType},
-		{"input_tokens", 0}, {"output_tokens", 0}, {"cache_read_tokens", 0}, {"cache_write_tokens", 0},
-		{"total_tokens", 0}, {"last_prompt_tokens", e.LastPromptTokens},
-		{"estimated_cost_usd", pyFloat("0.0")}, {"cost_status", "unknown"},
-		{g.FlushedKey, false}, {"suspended", e.Suspended}, {"resume_pending", e.ResumePending},
-		{"resume_reason", nullable(e.ResumeReason)}, {"last_resume_marked_at", marked},
+	}
+	if g.EntryLevel >= 4 {
+		f = append(f, field{"metadata", []field{}})
+	}
+	f = append(f,
+		field{"input_tokens", 0}, field{"output_tokens", 0}, field{"cache_read_tokens", 0}, field{"cache_write_tokens", 0},
+		field{"total_tokens", 0}, field{"last_prompt_tokens", e.LastPromptTokens},
+		field{"estimated_cost_usd", pyFloat("0.0")}, field{"cost_status", "unknown"},
+		field{g.FlushedKey, false}, field{"suspended", e.Suspended}, field{"resume_pending", e.ResumePending},
+		field{"resume_reason", nullable(e.ResumeReason)}, field{"last_resume_marked_at", marked})
+	if g.EntryLevel >= 4 {
+		f = append(f, field{"active_turn_token", nil}, field{"active_turn_started_at", nil})
 	}
 	if g.EntryLevel >= 1 {
 		f = append(f, field{"is_fresh_reset", e.IsFreshReset})
@@ -144,6 +152,9 @@ func (e *entry) toFields(g generation) []field {
 	if g.EntryLevel >= 2 {
 		f = append(f, field{"was_auto_reset", e.WasAutoReset}, field{"auto_reset_reason", nullable(e.AutoResetReason)},
 			field{"reset_had_activity", e.ResetHadActivity})
+	}
+	if g.EntryLevel >= 4 {
+		f = append(f, field{"prev_session_id", nil})
 	}
 	if g.EntryLevel >= 3 && len(e.ModelOverride) > 0 {
 		f = append(f, field{"model_override", e.ModelOverride})

@@ -22,11 +22,15 @@ type dbWriter struct {
 	conn *sql.Conn
 	rows int
 	cols map[string]map[string]bool // table -> existing columns
+	// journal is the journal mode finish leaves the file in ("wal" or
+	// "delete"); the rows are written in WAL mode either way.
+	journal string
 }
 
 // createDB creates path with the generation's schema and the generation
-// settings (WAL, synchronous=OFF, large cache), and starts a transaction.
-func createDB(ctx context.Context, path, ddl string, version int) (*dbWriter, error) {
+// settings (WAL, synchronous=OFF, large cache), and starts a transaction;
+// finish leaves the file in journal mode journal.
+func createDB(ctx context.Context, path, ddl string, version int, journal string) (*dbWriter, error) {
 	u := url.URL{Scheme: "file", Path: path}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
@@ -38,7 +42,7 @@ func createDB(ctx context.Context, path, ddl string, version int) (*dbWriter, er
 		db.Close()
 		return nil, err
 	}
-	w := &dbWriter{ctx: ctx, db: db, conn: conn, cols: map[string]map[string]bool{}}
+	w := &dbWriter{ctx: ctx, db: db, conn: conn, cols: map[string]map[string]bool{}, journal: journal}
 	for _, q := range []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=OFF", "PRAGMA cache_size=-262144",
 		"PRAGMA temp_store=MEMORY", "PRAGMA foreign_keys=OFF", ddl,
 		fmt.Sprintf("INSERT INTO schema_version (version) VALUES (%d)", version), "BEGIN"} {
@@ -70,7 +74,9 @@ func (w *dbWriter) tick() error {
 	return w.exec("BEGIN")
 }
 
-// finish commits, checkpoints the WAL into the main file and closes.
+// finish commits, checkpoints the WAL into the main file, switches a
+// rollback-journal generation's file to DELETE mode (file header bytes
+// 18/19 = 1, as the runtime's own file) and closes.
 func (w *dbWriter) finish() error {
 	if err := w.exec("COMMIT"); err != nil {
 		return err
@@ -80,6 +86,11 @@ func (w *dbWriter) finish() error {
 	}
 	if err := w.exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 		return err
+	}
+	if w.journal != "wal" {
+		if err := w.exec("PRAGMA journal_mode=" + w.journal); err != nil {
+			return err
+		}
 	}
 	return w.close()
 }
@@ -214,6 +225,7 @@ func sessionColumns(g generation) []column[*session] {
 		{"expiry_finalized", func(*session) any { return 0 }},
 		{"model", func(s *session) any { return nullStr(s.Model) }},
 		{"model_config", func(s *session) any { return nullStr(s.ModelConfig) }},
+		{"system_prompt_hash", func(s *session) any { return nullStr(s.PromptHash) }},
 		{"parent_session_id", func(s *session) any { return nullStr(s.Parent) }},
 		{"started_at", func(s *session) any { return epoch(s.Started) }},
 		{"ended_at", func(s *session) any { return nullTime(s.Ended) }},
@@ -227,6 +239,13 @@ func sessionColumns(g generation) []column[*session] {
 		{"estimated_cost_usd", func(s *session) any { return cost(s) }},
 		{"cost_status", func(s *session) any { return usageStr(s, "estimated") }},
 		{"title", func(s *session) any { return nullStr(s.Title) }},
+		{"title_source", func(s *session) any { // as on the r0817 fixture's titled rows
+			if s.Title == "" {
+				return nil
+			}
+			return "user"
+		}},
+		{"last_activity_at", func(s *session) any { return nullTime(s.LastActivity) }},
 		{"api_call_count", func(s *session) any { return s.APICalls }},
 	}
 }
@@ -247,8 +266,12 @@ func cost(s *session) any {
 	return float64(s.InTokens)*3e-6 + float64(s.OutTokens)*15e-6
 }
 
-// writeSessions inserts every session row, oldest first.
+// writeSessions inserts the system_prompts rows (v25+) and every session
+// row, oldest first.
 func (w *dbWriter) writeSessions(p *plan) error {
+	if err := w.writePrompts(p); err != nil {
+		return err
+	}
 	ins, err := newInserter(w, "sessions", sessionColumns(p.cfg.Gen))
 	if err != nil {
 		return err
@@ -264,9 +287,23 @@ func (w *dbWriter) writeSessions(p *plan) error {
 	return nil
 }
 
+// writePrompts inserts the system_prompts rows of a v26 plan.
+func (w *dbWriter) writePrompts(p *plan) error {
+	return insertAll(w, p, "system_prompts", p.prompts, []column[prompt]{
+		{"hash", func(pr prompt) any { return pr.Hash }},
+		{"prompt", func(pr prompt) any { return pr.Text }},
+	})
+}
+
 // writeExtras writes the remaining tables the generation has: state_meta,
-// compression_locks, session_model_usage and (db-primary) gateway_routing.
+// compression_locks, session_model_usage, session_turn_leases,
+// gateway_hygiene_state and (db-primary) gateway_routing.
 func (w *dbWriter) writeExtras(p *plan, scope string) error {
+	if p.cfg.Gen.V26 { // the external-content FTS layout's stamp, as on the fixture
+		if err := w.exec("INSERT INTO state_meta (key, value) VALUES ('fts_storage_version', '1')"); err != nil {
+			return err
+		}
+	}
 	if have, _ := w.columns("state_meta"); len(have) > 0 {
 		v := strconv.FormatFloat(epoch(p.cfg.Now-30*hour), 'f', -1, 64)
 		if err := w.exec("INSERT INTO state_meta (key, value) VALUES ('last_auto_prune', ?)", v); err != nil {
@@ -279,7 +316,53 @@ func (w *dbWriter) writeExtras(p *plan, scope string) error {
 	if err := w.writeUsage(p); err != nil {
 		return err
 	}
+	if err := w.writeLeases(p); err != nil {
+		return err
+	}
+	if err := w.writeHygiene(p); err != nil {
+		return err
+	}
 	return w.writeRouting(p, scope)
+}
+
+// writeLeases inserts the session_turn_leases rows of a v26 plan.
+func (w *dbWriter) writeLeases(p *plan) error {
+	return insertAll(w, p, "session_turn_leases", p.leases, []column[lock]{
+		{"conversation_id", func(l lock) any { return l.SessionID }},
+		{"holder", func(l lock) any { return l.Holder }},
+		{"acquired_at", func(l lock) any { return epoch(l.Acquired) }},
+		{"expires_at", func(l lock) any { return epoch(l.ExpiresTime) }},
+	})
+}
+
+// writeHygiene inserts the gateway_hygiene_state rows of a v26 plan.
+func (w *dbWriter) writeHygiene(p *plan) error {
+	return insertAll(w, p, "gateway_hygiene_state", p.hygiene, []column[field]{
+		{"session_key", func(f field) any { return f.Key }},
+		{"failure_streak", func(f field) any { return f.Val }},
+	})
+}
+
+// insertAll inserts rows into table; rows for a table the generation's
+// schema lacks are an error.
+func insertAll[T any](w *dbWriter, p *plan, table string, rows []T, cols []column[T]) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	ins, err := newInserter(w, table, cols)
+	if err != nil {
+		return err
+	}
+	if ins == nil {
+		return fmt.Errorf("generation %s has %s rows but its schema has no such table", p.cfg.Gen.Short, table)
+	}
+	defer ins.stmt.Close()
+	for _, r := range rows {
+		if err := ins.insert(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeLocks inserts the compression_locks rows (v14+).

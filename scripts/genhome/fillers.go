@@ -105,10 +105,10 @@ func (p *plan) subagent(s *session) {
 	}
 	s.Started = min(parent.Started+p.between(second, hour), p.cfg.Now-second)
 	s.ID, s.Parent, s.Source = p.newID(s.Started, 6), parent.ID, parent.Source
-	if p.cfg.Gen.Short == "r0715" {
+	if p.cfg.Gen.SubagentSource {
 		s.Source = "subagent"
 	}
-	if slices.Contains([]string{"r0703", "r0715"}, p.cfg.Gen.Short) {
+	if p.cfg.Gen.DelegateConfig {
 		s.ModelConfig = fmt.Sprintf(`{"_delegate_from": "%s"}`, parent.ID)
 	}
 	s.Ended = min(s.Started+p.between(30*second, 20*minute), p.cfg.Now-second)

@@ -8,15 +8,23 @@
 //	go run ./scripts/genhome -gen r0715 -seed 1 -entries 20000 \
 //	    -sessions 100000 -messages 2000000 -out DIR
 //
+// An r0817 home (schema v26) is the r0715 home of the same flags plus what
+// v22-v26 added (system_prompts referenced by the sessions, some of them
+// by none, last_activity_at, turn leases, hygiene rows, r0817's entry
+// fields), with state.db in rollback-journal (DELETE) mode as the runtime
+// leaves it on a SQLite with the WAL-reset bug; the other generations'
+// files are in WAL mode.
+//
 // A copy of a db-primary home (cp -a) must be relocated before use, so that
 // its gateway_routing scope names the copy's sessions directory:
 //
 //	go run ./scripts/genhome -relocate COPY
 //
-// The schema files in schema/ are regenerated from the fixtures with
+// The schema files in statedb/schema/ (embedded by statedb, used here and by
+// upgrade-check) are regenerated from the fixtures with
 //
 //	go run ./scripts/genhome -extract-schema testdata/fixtures/<gen>/home/state.db \
-//	    -label testdata/fixtures/<gen>/home/state.db > scripts/genhome/schema/<short>.sql
+//	    -label testdata/fixtures/<gen>/home/state.db > statedb/schema/<short>.sql
 package main
 
 import (
@@ -55,12 +63,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("genhome", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	gen := fs.String("gen", "r0715", "runtime generation: r0418, r0506, r0525, r0703 or r0715")
+	gen := fs.String("gen", "r0715", "runtime generation: r0418, r0506, r0525, r0703, r0715 or r0817")
 	fs.Uint64Var(&o.cfg.Seed, "seed", 1, "PCG seed; same flags give the same home")
 	fs.IntVar(&o.cfg.Entries, "entries", 20000, "routing entries in sessions.json (and gateway_routing)")
 	fs.IntVar(&o.cfg.Sessions, "sessions", 100000, "rows in the sessions table")
 	fs.IntVar(&o.cfg.Msgs, "messages", 2000000, "rows in the messages table")
-	fs.Float64Var(&o.cfg.TextScale, "text-scale", 1, "multiply every message length by this factor (0.05: 2 M messages in about 1.2 GB)")
+	fs.Float64Var(&o.cfg.TextScale, "text-scale", 1, "multiply every message (and r0817 system prompt) length by this factor (0.05: 2 M messages in about 1.2 GB)")
 	now := fs.String("now", "1784194200.25", "reference time, Unix seconds with fraction")
 	fs.StringVar(&o.cfg.Out, "out", "", "output home directory (must not exist or be empty)")
 	fs.StringVar(&o.extract, "extract-schema", "", "print the schema file of this state.db and exit")
@@ -157,8 +165,12 @@ func generate(ctx context.Context, cfg config, logf func(string, ...any), stdout
 	if err := writeStateDB(ctx, p, filepath.Join(cfg.Out, "state.db"), ddl, version, scope, logf); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "genhome: %s home (schema v%d) in %s: %d entries, %d sessions, %d messages, %d locks, %d files; %s\n",
-		cfg.Gen.Full, version, cfg.Out, len(p.entries), len(p.sessions), len(p.roles), len(p.locks), len(p.files)+1,
+	var v26 string
+	if cfg.Gen.V26 {
+		v26 = fmt.Sprintf(", %d system prompts, %d turn leases", len(p.prompts), len(p.leases))
+	}
+	fmt.Fprintf(stdout, "genhome: %s home (schema v%d) in %s: %d entries, %d sessions, %d messages, %d locks%s, %d files; %s\n",
+		cfg.Gen.Full, version, cfg.Out, len(p.entries), len(p.sessions), len(p.roles), len(p.locks), v26, len(p.files)+1,
 		time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -167,7 +179,7 @@ func generate(ctx context.Context, cfg config, logf func(string, ...any), stdout
 // then a TRUNCATE checkpoint.
 func writeStateDB(ctx context.Context, p *plan, path, ddl string, version int, scope string, logf func(string, ...any)) error {
 	t := time.Now()
-	w, err := createDB(ctx, path, ddl, version)
+	w, err := createDB(ctx, path, ddl, version, p.cfg.Gen.Journal)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,9 @@ type session struct {
 	MsgMode                                        msgMode
 	MsgEnd                                         int64 // latest message time, 0 = derive
 	MsgCount, ToolCalls                            int
-	MsgOffset                                      int // first index into plan.roles
+	MsgOffset                                      int    // first index into plan.roles
+	PromptHash                                     string // system_prompts.hash (v25+), "" = NULL
+	LastActivity                                   int64  // last_activity_at (v24+), 0 = NULL
 }
 
 // msgMode says how many messages a session may receive.
@@ -63,10 +65,17 @@ const (
 	msgsRequired                // at least one
 )
 
-// lock is one compression_locks row.
+// lock is one compression_locks or session_turn_leases row (the same
+// four columns; SessionID is a lease's conversation_id).
 type lock struct {
 	SessionID, Holder     string
 	Acquired, ExpiresTime int64
+}
+
+// prompt is one system_prompts row: the lower-case hex SHA-256 of the
+// prompt's UTF-8 text, and the text.
+type prompt struct {
+	Hash, Text string
 }
 
 // sessionFile is a file to create under sessions/.

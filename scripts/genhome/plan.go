@@ -33,6 +33,11 @@ type plan struct {
 	locks    []lock
 	files    []sessionFile
 	roles    []byte // message roles, per session from MsgOffset
+	// The rows only r0817 (v26) has, drawn by buildV26 from their own
+	// stream so that the rest of the home is the same as r0715's.
+	prompts []prompt
+	leases  []lock
+	hygiene []field // gateway_hygiene_state: session_key -> failure_streak
 }
 
 var models = []string{"anthropic/claude-sonnet-4", "anthropic/claude-opus-4.1", "openai/gpt-5",
@@ -52,11 +57,14 @@ func newPlan(cfg config) *plan {
 }
 
 // hexID returns n random lower-case hex digits.
-func (p *plan) hexID(n int) string {
+func (p *plan) hexID(n int) string { return hexDigits(p.r, n) }
+
+// hexDigits returns n lower-case hex digits drawn from r.
+func hexDigits(r *rand.Rand, n int) string {
 	const hex = "0123456789abcdef"
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = hex[p.r.IntN(16)]
+		b[i] = hex[r.IntN(16)]
 	}
 	return string(b)
 }
@@ -166,5 +174,8 @@ func (p *plan) build() error {
 	p.buildCounts()
 	p.buildFiles()
 	p.allocateMessages()
+	if p.cfg.Gen.V26 {
+		p.buildV26()
+	}
 	return nil
 }

@@ -1,46 +1,25 @@
 package main
 
 import (
-	"bufio"
 	"database/sql"
-	"embed"
 	"fmt"
 	"io"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/sessionctl/sessionctl/statedb"
 )
 
-// schemaFS holds one file per generation: the verbatim sqlite_master DDL of
-// that generation's fixture state.db (see extractSchema).
-//
-//go:embed schema/*.sql
-var schemaFS embed.FS
-
-// versionPrefix starts the header line that records schema_version.
-const versionPrefix = "-- schema_version: "
-
-// schemaFor returns the embedded DDL and the schema_version of a generation.
+// schemaFor returns the DDL and the schema_version of a generation: the runtime
+// schema statedb embeds (statedb/schema/<short>.sql), the files upgrade-check
+// replays too.
 func schemaFor(g generation) (ddl string, version int, err error) {
-	b, err := schemaFS.ReadFile("schema/" + g.Short + ".sql")
+	rs, err := statedb.RuntimeSchemaFor(g.Short)
 	if err != nil {
 		return "", 0, err
 	}
-	ddl = string(b)
-	version, err = parseSchemaVersion(ddl)
-	return ddl, version, err
-}
-
-// parseSchemaVersion reads the "-- schema_version: N" header line.
-func parseSchemaVersion(ddl string) (int, error) {
-	sc := bufio.NewScanner(strings.NewReader(ddl))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), versionPrefix); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return 0, fmt.Errorf("schema file has no %q line", strings.TrimSpace(versionPrefix))
+	return rs.DDL, rs.Version, nil
 }
 
 // masterRow is one row of sqlite_master.
@@ -127,7 +106,7 @@ func extractSchema(w io.Writer, path, label string) error {
 	fmt.Fprintf(w, "-- SELECT sql FROM sqlite_master ORDER BY rowid (go run ./scripts/genhome -extract-schema).\n")
 	fmt.Fprintf(w, "-- Objects SQLite creates by itself (sqlite_sequence, FTS5 shadow tables) are\n")
 	fmt.Fprintf(w, "-- kept as comments: they appear when the statements before them run.\n")
-	fmt.Fprintf(w, "%s%d\n", versionPrefix, version)
+	fmt.Fprintln(w, statedb.SchemaFileHeader(version))
 	for _, r := range master {
 		if !r.sql.Valid {
 			continue

@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+)
 
 // Orphaned compression families (finalize-orphans), cycled in this order so
 // that even a tiny home gets one of each kind.
@@ -69,9 +72,13 @@ func (p *plan) orphanFamily(kind string) {
 
 // newLock returns a compression lock acquired at acquired with the runtime's
 // 300 s TTL and holder format.
-func (p *plan) newLock(id string, acquired int64) lock {
-	holder := fmt.Sprintf("pid=%d:tid=%d:agent=7f%s:nonce=%s", 1000+p.r.IntN(60000),
-		139000000000000+p.r.Int64N(1000000000), p.hexID(10), p.hexID(8))
+func (p *plan) newLock(id string, acquired int64) lock { return newLockFrom(p.r, id, acquired) }
+
+// newLockFrom is newLock drawing from r: a lock (or turn lease) row with
+// the runtime's 300 s TTL and holder format.
+func newLockFrom(r *rand.Rand, id string, acquired int64) lock {
+	holder := fmt.Sprintf("pid=%d:tid=%d:agent=7f%s:nonce=%s", 1000+r.IntN(60000),
+		139000000000000+r.Int64N(1000000000), hexDigits(r, 10), hexDigits(r, 8))
 	return lock{SessionID: id, Holder: holder, Acquired: acquired, ExpiresTime: acquired + 300*second}
 }
 
@@ -118,7 +125,7 @@ func (p *plan) ghost(kind string) {
 func (p *plan) ghostChild(g *session) {
 	c := p.add(&session{ID: p.newID(g.Started+second, 6), Source: "tui", Parent: g.ID,
 		Started: g.Started + second, Model: models[0], MsgMode: msgsRequired})
-	if p.cfg.Gen.Short == "r0715" {
+	if p.cfg.Gen.SubagentSource {
 		c.Source = "subagent"
 	}
 	c.ModelConfig = fmt.Sprintf(`{"_delegate_from": "%s"}`, g.ID)

@@ -67,6 +67,16 @@ const (
 	EntryTurnMarker         ID = "entry.turn-marker"
 	EntryStartTarget        ID = "entry.start-target"
 	PreviewResetPolicy      ID = "preview.reset-policy"
+	UpgradeSchema           ID = "upgrade.schema"
+	UpgradeEntriesDropped   ID = "upgrade.entries-dropped"
+	UpgradeEntriesRewritten ID = "upgrade.entries-rewritten"
+	UpgradeEntriesImported  ID = "upgrade.entries-imported"
+	UpgradeGhostPrune       ID = "upgrade.ghost-prune"
+	UpgradeOrphanFinalize   ID = "upgrade.orphan-finalize"
+	UpgradeAutoPrune        ID = "upgrade.auto-prune"
+	UpgradeEntriesPruned    ID = "upgrade.entries-pruned"
+	UpgradeFTSRebuild       ID = "upgrade.fts-rebuild"
+	UpgradeRollback         ID = "upgrade.rollback"
 	DBSchemaVersionMissing  ID = "db.schema-version-missing"
 	DBIntegrity             ID = "db.integrity"
 	DBOrphanedContinuation  ID = "db.orphaned-continuation"
@@ -105,7 +115,9 @@ var All = []ID{
 	EntryRowEnded, EntrySourceMismatch, EntryRowKeyMismatch, RoutingForeignScope, RoutingMirrorMissing,
 	RoutingMirrorOnly, RoutingMirrorDiffers, CountsUnparseable, CountsNotInteger, CountsOrphanKey,
 	CountsStuck, DBMissing, DBCorrupt, DBSchemaUnknown, SchemaIntermediate, DBLegacyPrimaryKey, DBFTSOptimizable, DBFTSStale, DBFTSRebuildInterrupted,
-	EntryTurnMarker, EntryStartTarget, PreviewResetPolicy, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
+	EntryTurnMarker, EntryStartTarget, PreviewResetPolicy,
+	UpgradeSchema, UpgradeEntriesDropped, UpgradeEntriesRewritten, UpgradeEntriesImported, UpgradeGhostPrune,
+	UpgradeOrphanFinalize, UpgradeAutoPrune, UpgradeEntriesPruned, UpgradeFTSRebuild, UpgradeRollback, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,

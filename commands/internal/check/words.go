@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 )
@@ -76,4 +78,34 @@ func LegacyFlagNote(h *home.Home) string {
 // LegacyNote ends entries show's line on a legacy entry (see LegacyFlagNote).
 func LegacyNote(h *home.Home) string {
 	return say(h, "; the runtime imports it at its next load", "")
+}
+
+// Age renders an age like "3d ago" or "in 2m" (Unix or naive wall microseconds, both alike).
+func Age(nowMicros, thenMicros int64) string {
+	d := time.Duration(nowMicros-thenMicros) * time.Microsecond
+	if d < 0 {
+		return "in " + shortDuration(-d)
+	}
+	return shortDuration(d) + " ago"
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1fh", d.Hours())
+	default:
+		return fmt.Sprintf("%.1fd", d.Hours()/24)
+	}
+}
+
+// CountLabel is a restart count as listed: "-" for a key the counts file lacks.
+func CountLabel(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
 }

@@ -115,10 +115,12 @@ func (r *Run) lock(ctx context.Context) (fresh bool, err error) {
 	}
 	o := r.H.Opts
 	r.H.Close()
-	if r.H, err = home.Open(ctx, o, r.purpose); err != nil {
-		r.H = &home.Home{Opts: o}
+	r.H = &home.Home{Opts: o} // the old home is garbage while the new one is read
+	h, err := home.Open(ctx, o, r.purpose)
+	if err != nil {
 		return false, err
 	}
+	r.H = h
 	return true, nil
 }
 

@@ -337,9 +337,11 @@ func Routing(ctx context.Context, r *Run, plan Planner) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if fresh, err := r.lock(ctx); err != nil {
-		return res, err
-	} else if fresh { // plan again under the lock, on what the home holds now
+	if r.release == nil { // plan again under the lock, on what the home holds now
+		p, a = RoutingPlan{}, nil // the first plan is garbage while the home is read again
+		if _, err := r.lock(ctx); err != nil {
+			return res, err
+		}
 		return Routing(ctx, r, plan)
 	}
 	path, err := r.writeJournal(a.journal(p))

@@ -100,7 +100,7 @@ func sessionsFrom(root *yaml.Node) sessionsSection {
 		_, s.configured = s.values["auto_prune"]
 		return s
 	default:
-		if !truthy(v) {
+		if !pyTruthy(v) {
 			return sessionsSection{values: map[string]any{}} // `… or {}`: every .get default
 		}
 		return sessionsSection{raises: fmt.Sprintf("sessions: is %s, not a mapping: reading it raises", pyType(v))}
@@ -240,8 +240,8 @@ func yamlFloatValue(s string) float64 {
 	return sign * f
 }
 
-// truthy is Python truthiness of a constructed value.
-func truthy(v any) bool {
+// pyTruthy is Python truthiness of a value PyYAML constructs.
+func pyTruthy(v any) bool {
 	switch v := v.(type) {
 	case nil:
 		return false
@@ -372,7 +372,7 @@ func (s sessionsSection) settings(m sessionsjson.Maintenance) autoPruneSettings 
 		}
 		return def
 	}
-	out := autoPruneSettings{enabled: truthy(get("auto_prune", d.AutoPrune)), raises: s.raises,
+	out := autoPruneSettings{enabled: pyTruthy(get("auto_prune", d.AutoPrune)), raises: s.raises,
 		retentionDays: d.RetentionDays, minIntervalHours: d.MinIntervalHours, minVacuumIntervalDays: d.MinVacuumIntervalDays}
 	if out.raises != "" {
 		out.enabled = false
@@ -400,6 +400,6 @@ func (s sessionsSection) settings(m sessionsjson.Maintenance) autoPruneSettings 
 			out.raises = "sessions." + f.key + ": " + err.Error()
 		}
 	}
-	out.vacuum = truthy(get("vacuum_after_prune", d.VacuumAfterPrune))
+	out.vacuum = pyTruthy(get("vacuum_after_prune", d.VacuumAfterPrune))
 	return out
 }

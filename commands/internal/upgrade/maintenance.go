@@ -74,8 +74,11 @@ func newStartRun(ctx context.Context, h *home.Home, to Target) (*startRun, error
 	s := &startRun{h: h, rules: to.Rules, now: h.Opts.Clock.Unix, meta: map[string]string{}}
 	if h.DB != nil {
 		var fills []statedb.PeerFill
-		if from := fileVersion(h, to); from < statedb.PeerBackfillVersion && to.Schema >= statedb.PeerBackfillVersion {
-			fills = peerFills(h)
+		if from := migratesFrom(h, to); from < statedb.PeerBackfillVersion && to.Schema >= statedb.PeerBackfillVersion {
+			var err error
+			if fills, err = peerFills(h); err != nil {
+				return nil, err
+			}
 		}
 		var err error
 		if s.view, err = h.DB.NewView(ctx, to.Schema, fills); err != nil {
@@ -102,9 +105,9 @@ func (s *startRun) close() error {
 	return s.view.Close()
 }
 
-// fileVersion is the schema_version the target's migration starts from: the file's, or,
+// migratesFrom is the schema_version the target's migration starts from: the file's, or,
 // without a schema_version row, the target's own (its open inserts it and migrates nothing).
-func fileVersion(h *home.Home, to Target) int {
+func migratesFrom(h *home.Home, to Target) int {
 	if h.Schema.VersionMissing {
 		return to.Schema
 	}
@@ -162,10 +165,10 @@ func (s *startRun) autoPrune(ctx context.Context, first bool) error {
 	if s.cfg.vacuum && len(ids) > 0 && due {
 		s.maint.AutoPrune.Vacuum = true
 		if s.rules.Maintenance.VacuumThrottle {
-			s.meta[metaLastVacuum] = pyStr(s.now)
+			s.meta[metaLastVacuum] = pyFloatStr(s.now)
 		}
 	}
-	s.meta[metaLastAutoPrune] = pyStr(s.now)
+	s.meta[metaLastAutoPrune] = pyFloatStr(s.now)
 	return nil
 }
 
@@ -183,8 +186,8 @@ func (s *startRun) vacuumDue(ctx context.Context) (bool, error) {
 	return last == "" || perr != nil || s.now-f >= float64(s.cfg.minVacuumIntervalDays)*secondsPerDay, nil
 }
 
-// pyStr is Python's str() of a float time.
-func pyStr(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+// pyFloatStr is Python's str() of a float time.
+func pyFloatStr(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // gatewayLoad is the routing store's first load under the target's rules, on the state the
 // gateway's auto-prune left; the home's own generation's load of the home as it is gives

@@ -2,7 +2,6 @@ package upgrade
 
 import (
 	"context"
-	"database/sql"
 	"math"
 	"os"
 	"path/filepath"
@@ -115,21 +114,6 @@ func openPairWith(t *testing.T, dir string, edit func(dir string)) *home.Home {
 	}
 	t.Cleanup(again.Close)
 	return again
-}
-
-// execSQL runs statements on a home's state.db.
-func execSQL(t *testing.T, dir string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "state.db")+"?mode=rw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
 }
 
 func writeConfig(t *testing.T, dir, text string) {

@@ -1,14 +1,11 @@
 package upgrade
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -241,124 +238,17 @@ func (l *storeLoad) report(own *storeLoad) Routing {
 }
 
 // peerFills is what the v18 migration copies from sessions.json into the rows its entries
-// point at (hermes_state.py _backfill_gateway_metadata_from_sessions_json, 747386ecf; at
-// c2a3b9ce5): for each key not starting with "_" whose value is an object with a truthy
-// session_id, in the file's dict order (a key's last value), session_key (else the key),
-// origin.chat_id, chat_type and origin.thread_id. A file json.load refuses gives none; a value
-// sqlite3 cannot bind (an object or a list, an int beyond 64 bits) raises there and ends the
-// backfill, the earlier entries' updates kept.
-func peerFills(h *home.Home) []statedb.PeerFill {
-	data, err := sessionsjson.ReadRegularFile(h.Opts.Home.SessionsJSON(), sessionsjson.MaxSessionsJSONBytes)
+// point at that the recovery lookups read (session_key, chat_id, chat_type, thread_id;
+// readGatewayEntries has which entries and values, as the step's json.load and loop see them).
+func peerFills(h *home.Home) ([]statedb.PeerFill, error) {
+	entries, err := readGatewayEntries(h.Opts.Home.SessionsJSON(), h.Rules)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	doc, err := sessionsjson.Decode(data, h.Rules)
-	if err != nil {
-		return nil
+	fills := make([]statedb.PeerFill, len(entries))
+	for i, e := range entries {
+		v := e.values
+		fills[i] = statedb.PeerFill{ID: e.id, SessionKey: v["session_key"], ChatID: v["chat_id"], ChatType: v["chat_type"], ThreadID: v["thread_id"]}
 	}
-	var fills []statedb.PeerFill
-	for _, m := range dictMembers(doc) {
-		if m.Underscore {
-			continue
-		}
-		f, ok, stop := peerFill(m.Key, m.Raw)
-		if stop {
-			break
-		}
-		if ok {
-			fills = append(fills, f)
-		}
-	}
-	return fills
-}
-
-// dictMembers lists the top-level members as json.load's dict holds them: each key once, in
-// the order of its first occurrence, with its last value.
-func dictMembers(doc *sessionsjson.Document) []sessionsjson.Member {
-	members := doc.Members()
-	at := map[string]int{}
-	var out []sessionsjson.Member
-	for _, m := range members {
-		if i, ok := at[m.Key]; ok {
-			out[i].Raw = m.Raw
-			continue
-		}
-		at[m.Key] = len(out)
-		out = append(out, m)
-	}
-	return out
-}
-
-// peerFill is one entry's fill: ok is false when the migration skips the entry, stop when
-// binding one of its values raises.
-func peerFill(key string, raw []byte) (f statedb.PeerFill, ok, stop bool) {
-	var entry map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&entry) != nil || entry == nil {
-		return f, false, false // not a dict
-	}
-	id, ok := pyStrID(entry["session_id"])
-	if !ok {
-		return f, false, false
-	}
-	f = statedb.PeerFill{ID: id, SessionKey: entry["session_key"], ChatType: entry["chat_type"]}
-	if !truthyJSON(f.SessionKey) {
-		f.SessionKey = key
-	}
-	if origin, isDict := entry["origin"].(map[string]any); isDict {
-		f.ChatID, f.ThreadID = origin["chat_id"], origin["thread_id"]
-	}
-	for _, v := range []any{f.SessionKey, f.ChatID, f.ChatType, f.ThreadID, entry["display_name"]} {
-		if !bindable(v) {
-			return f, false, true
-		}
-	}
-	return f, true, false
-}
-
-// pyStrID is str(session_id) for a truthy string or integer id; other values match no row.
-func pyStrID(v any) (string, bool) {
-	switch v := v.(type) {
-	case string:
-		return v, v != ""
-	case json.Number:
-		if n, err := v.Int64(); err == nil && n != 0 {
-			return strconv.FormatInt(n, 10), true
-		}
-	}
-	return "", false
-}
-
-// truthyJSON is Python truthiness of a decoded JSON value.
-func truthyJSON(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return v
-	case string:
-		return v != ""
-	case json.Number:
-		f, err := v.Float64()
-		return err != nil || f != 0
-	case map[string]any:
-		return len(v) > 0
-	case []any:
-		return len(v) > 0
-	}
-	return true
-}
-
-// bindable reports whether sqlite3 binds a decoded JSON value as a parameter.
-func bindable(v any) bool {
-	switch v := v.(type) {
-	case map[string]any, []any:
-		return false
-	case json.Number:
-		if _, err := v.Int64(); err != nil && !strings.ContainsAny(v.String(), ".eE") {
-			return false // an int beyond 64 bits: OverflowError
-		}
-	}
-	return true
+	return fills, nil
 }

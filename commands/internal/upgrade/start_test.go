@@ -2,7 +2,6 @@ package upgrade
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io/fs"
 	"maps"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -164,46 +162,22 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // openPair copies a pair's home into a temporary directory, relocates its gateway_routing
-// rows to the copy's scope, and opens it as check does.
+// rows to the copy's scope, and opens it as check does, at B's clock.
 func openPair(t *testing.T, dir string) *home.Home {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "home")
-	if err := copyTree(filepath.Join(dir, "home"), dst); err != nil {
-		t.Fatal(err)
-	}
-	hm := sessionsjson.Home{Root: dst, Dir: dst}
-	scope, err := sessionsjson.ResolvedSessionsDir(hm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	relocate(t, filepath.Join(dst, "state.db"), "/home/hermes/fixtures/upgrade/"+filepath.Base(dir)+"/home/sessions", scope)
+	dst := copyHome(t, filepath.Join(dir, "home"))
+	relocate(t, dst)
 	clock, err := sessionsjson.ParseNow(upgradeNow)
 	if err != nil {
 		t.Fatal(err)
 	}
+	hm := sessionsjson.Home{Root: dst, Dir: dst}
 	h, err := home.Open(context.Background(), home.Options{Home: hm, Clock: clock, Command: "upgrade-check"}, home.Inspect)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
 	return h
-}
-
-// relocate moves the gateway_routing rows of scope from to scope to (v19+ homes).
-func relocate(t *testing.T, dbPath, from, to string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=rw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'gateway_routing'`).Scan(&n); err != nil || n == 0 {
-		return
-	}
-	if _, err := db.Exec(`UPDATE gateway_routing SET scope = ? WHERE scope = ?`, to, from); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // snapshot maps every file under dir to its contents.
@@ -222,29 +196,4 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// copyTree copies the regular files and directories under src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() || strings.HasSuffix(path, "-journal") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o600)
-	})
 }

@@ -28,6 +28,7 @@ type Report struct {
 	From             Side             `json:"from"`
 	To               Side             `json:"to"`
 	SchemaSteps      []SchemaStep     `json:"schema_steps"`
+	DataBackfills    []Backfill       `json:"data_backfills"`
 	Routing          Routing          `json:"routing"`
 	StartMaintenance StartMaintenance `json:"start_maintenance"`
 	FTSRebuild       FTSRebuild       `json:"fts_rebuild"`
@@ -44,7 +45,8 @@ type Side struct {
 // open: Kind is create_table, add_column (Object "table.column"), rebuild_table,
 // create_index, drop_index, replace_index, create_trigger, drop_trigger, replace_trigger,
 // create_view, create_virtual_table, replace_virtual_table, drop_virtual_table or
-// set_schema_version (Object "schema_version", Before/After).
+// set_schema_version (Object "schema_version", Before/After). Its JSON carries the fields of
+// its kind only, as summary.json of the upgrade fixtures does (MarshalJSON, schemadiff.go).
 type SchemaStep struct {
 	Kind   string `json:"kind"`
 	Object string `json:"object"`
@@ -53,6 +55,24 @@ type SchemaStep struct {
 	Note   string `json:"note,omitempty"`
 	// Commit is the upstream commit of the rule that makes the step.
 	Commit string `json:"commit,omitempty"`
+	// Table is the table of a column, index or trigger.
+	Table string `json:"table,omitempty"`
+	// Column, Type, NotNull, Default: an added column as PRAGMA table_info gives it after the
+	// open (Default is the default's SQL text, nil without one).
+	Column  string  `json:"column,omitempty"`
+	Type    string  `json:"type,omitempty"`
+	NotNull bool    `json:"notnull,omitempty"`
+	Default *string `json:"default,omitempty"`
+	// Columns: a created table's columns, an index's key columns.
+	Columns []string `json:"columns,omitempty"`
+	// Unique, Partial: of an index.
+	Unique  bool `json:"unique,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// Event is a trigger's timing and operation ("AFTER UPDATE").
+	Event string `json:"event,omitempty"`
+	// Module and SQL: of a virtual table.
+	Module string `json:"module,omitempty"`
+	SQL    string `json:"sql,omitempty"`
 }
 
 // Routing is what the target's loader does with the routing entries.
