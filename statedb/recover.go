@@ -56,7 +56,7 @@ var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_act
 
 // peerTerms are the peer-tuple conditions of the lookups' fallback: on the candidate s
 // (arguments candArgs) and on the reset fence's row b (fenceArgs, r0817). The runtime
-// compares COALESCE(col, '') with COALESCE(?, ''), which no index serves; for each non-empty
+// compares COALESCE(col, ”) with COALESCE(?, ”), which no index serves; for each non-empty
 // value an equal test (the same rows) is added to the candidate and to the fence, so that
 // idx_sessions_gateway_peer (source, user_id, chat_id, chat_type, thread_id) narrows both
 // instead of a walk over every row of the source.
