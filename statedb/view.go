@@ -69,11 +69,12 @@ var viewColumns = []viewColumn{
 	{"last_activity_at", 24, "REAL", "NULL"}, // c2088efe9 (v24): NULL until the next activity
 }
 
-// viewIndexes are the indexes of the view's table: those the runtime's queries use on the
-// file (its own indexes), and one on the peer tuple of the recovery lookup's fallback.
+// viewIndexes are the indexes of the view's table, like the runtime's own on the file: the
+// key lookup's, idx_sessions_parent, idx_sessions_source, idx_sessions_started and
+// idx_sessions_gateway_peer (which the peer fallback's equal tests use, peerTerms).
 var viewIndexes = []string{
 	"(session_key, source, started_at)", "(parent_session_id)", "(source)", "(started_at)",
-	"(source, COALESCE(chat_id, ''), COALESCE(chat_type, ''))",
+	"(source, user_id, chat_id, chat_type, thread_id)",
 }
 
 // viewSeq numbers the views' tables.
