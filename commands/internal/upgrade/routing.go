@@ -51,7 +51,7 @@ type storeLoad struct {
 // loadStore runs the store load of rules on h, with the view of state.db v (nil without
 // state.db: no row ends, nothing is pruned). Rows the recovery reopens are recorded in v.
 func loadStore(ctx context.Context, h *home.Home, rules sessionsjson.Rules, v *statedb.View) (*storeLoad, error) {
-	r, mirrorErr, err := h.RoutingUnder(ctx, rules)
+	r, mirrorErr, err := routingOf(ctx, h, rules)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +60,17 @@ func loadStore(ctx context.Context, h *home.Home, rules sessionsjson.Rules, v *s
 		return nil, err
 	}
 	return l, nil
+}
+
+// routingOf is the routing index the store of rules loads: under the home's own rules the
+// one home.Open read (not decoded again), unless its rows all belong to another scope (the
+// store then imports sessions.json) or Open did not read it (home.Database).
+func routingOf(ctx context.Context, h *home.Home, rules sessionsjson.Rules) (home.Routing, error, error) {
+	own := rules.Generation == h.Rules.Generation && rules.Recovery == h.Rules.Recovery
+	if own && h.Routing.Scope != "" && h.Routing.Source != home.SourceForeignOnly && h.Mirror.Err == nil {
+		return h.Routing, nil, nil
+	}
+	return h.RoutingUnder(ctx, rules)
 }
 
 // readEntries counts the entries the loader reads ("_" keys are not entries) and returns
