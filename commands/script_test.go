@@ -63,13 +63,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":  cmdExitCode,
-			"fixture":   cmdFixture,
-			"synthetic": cmdSynthetic,
-			"waitfile":  cmdWaitFile,
-			"dumpmatch": cmdDumpMatch,
-			"sqlexec":   cmdSQLExec,
-			"homesnap":  cmdHomeSnap,
+			"exitcode":    cmdExitCode,
+			"fixture":     cmdFixture,
+			"synthetic":   cmdSynthetic,
+			"upgradepair": cmdUpgradePair,
+			"waitfile":    cmdWaitFile,
+			"dumpmatch":   cmdDumpMatch,
+			"sqlexec":     cmdSQLExec,
+			"homesnap":    cmdHomeSnap,
 		},
 	})
 }
@@ -112,6 +113,22 @@ func cmdSynthetic(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: synthetic DIR")
 	}
 	syntheticHomeAt(ts, ts.MkAbs(args[0]))
+}
+
+// cmdUpgradePair copies the home of an upgrade pair (testdata/upgrade/<PAIR>), its
+// gateway_routing rows relocated: `upgradepair PAIR DIR`.
+func cmdUpgradePair(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: upgradepair PAIR DIR")
+	}
+	dst := ts.MkAbs(args[1])
+	if err := copyTree(filepath.Join(fixturesRoot, "..", "upgrade", args[0], "home"), dst); err != nil {
+		ts.Fatalf("copy the pair's home: %v", err)
+	}
+	old := "/home/hermes/fixtures/upgrade/" + args[0] + "/home/sessions"
+	if err := relocateRouting(filepath.Join(dst, "state.db"), old, resolvedSessionsDir(dst)); err != nil {
+		ts.Fatalf("relocate: %v", err)
+	}
 }
 
 // cmdDumpMatch compares a home's dump with a fixture's expected dump:

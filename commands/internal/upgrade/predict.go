@@ -34,21 +34,37 @@ func Check(ctx context.Context, h *home.Home, to Target) (Report, []check.Findin
 	if rep.Routing, rep.StartMaintenance, err = Start(ctx, h, to); err != nil {
 		return rep, nil, err
 	}
+	rollback(h, to, &rep)
 	return rep, findings(rep), nil
+}
+
+// rollback fills what the home's own generation loads when started again on the upgraded
+// home (testdata/upgrade: each pair's downgrade): the index holds what the target's load kept
+// less its first-hour prune, or is untouched when that load failed or kept nothing; an
+// r0418–r0525 loader reads no entry from a sessions.json that starts with "_README" (a
+// TypeError aborts the load), which a target that writes one leaves behind.
+func rollback(h *home.Home, to Target, rep *Report) {
+	d := rep.Downgrade
+	if d == nil {
+		return
+	}
+	r := rep.Routing
+	d.EntriesInIndex = r.EntriesBefore
+	readme := h.Mirror.Doc != nil && h.Mirror.Doc.HasREADME()
+	if r.LoadError == "" && r.Kept > 0 {
+		d.EntriesInIndex = r.Kept - rep.StartMaintenance.EntriesPrune.WouldDrop
+		readme = readme || to.Rules.README != ""
+	}
+	d.EntriesLoaded = d.EntriesInIndex
+	if readme && h.Rules.TypeErrorAborts {
+		d.EntriesLoaded = 0
+	}
 }
 
 // findings words the report.
 func findings(r Report) []check.Finding {
 	to := r.To.Generation
-	out := schemaFindings(r)
-	for _, d := range r.Routing.Dropped {
-		sev, why := check.Warn, "the current runtime does not load it either"
-		if d.LoadedByFrom {
-			sev, why = check.Error, "the current runtime loads it: this routing is lost"
-		}
-		out = append(out, check.Finding{Check: check.UpgradeEntriesDropped, Severity: sev, Subject: d.Key,
-			Message: fmt.Sprintf("%s's loader drops this entry (%s); %s", to, droppedWhy(d), why)})
-	}
+	out := append(schemaFindings(r), droppedFindings(r)...)
 	for _, c := range r.Routing.Changed {
 		out = append(out, check.Finding{Check: check.UpgradeEntriesRewritten, Severity: check.Warn, Subject: c.Key,
 			Message: fmt.Sprintf("%s's loader rewrites it (%s: %s)", to, c.Reason, strings.Join(c.Fields, ", "))})
@@ -61,14 +77,38 @@ func findings(r Report) []check.Finding {
 	return append(out, rollbackFindings(r)...)
 }
 
-func droppedWhy(d Dropped) string {
-	if d.Reason == "session_ended" {
-		return "its session ended " + d.EndReason
+// droppedFindings words the dropped entries: one finding per ended session, one for all the
+// entries a failed load drops (the same cause).
+func droppedFindings(r Report) []check.Finding {
+	var out []check.Finding
+	var failed []Dropped
+	for _, d := range r.Routing.Dropped {
+		if d.Reason != "session_ended" {
+			failed = append(failed, d)
+			continue
+		}
+		sev, why := check.Warn, "the current runtime's next start drops it too"
+		if d.LoadedByFrom {
+			sev, why = check.Error, "the current runtime keeps it: this routing is lost"
+		}
+		out = append(out, check.Finding{Check: check.UpgradeEntriesDropped, Severity: sev, Subject: d.Key,
+			Message: fmt.Sprintf("%s's loader drops this entry (its session ended %s); %s", r.To.Generation, d.EndReason, why)})
 	}
-	if d.Message != "" {
-		return d.Message
+	if len(failed) == 0 {
+		return out
 	}
-	return d.Reason
+	lost := 0
+	for _, d := range failed {
+		if d.LoadedByFrom {
+			lost++
+		}
+	}
+	sev := check.Warn
+	if lost > 0 {
+		sev = check.Error
+	}
+	return append(out, check.Finding{Check: check.UpgradeEntriesDropped, Severity: sev, Subject: "sessions.json",
+		Message: fmt.Sprintf("%s's loader reads %d entries it cannot load (%s); %d of them the current runtime loads", r.To.Generation, len(failed), failed[0].Message, lost)})
 }
 
 // schemaFindings words the schema steps and the FTS rebuild.
@@ -84,7 +124,7 @@ func schemaFindings(r Report) []check.Finding {
 			sev = check.Warn
 		}
 		out = append(out, check.Finding{Check: check.UpgradeFTSRebuild, Severity: sev, Subject: strings.Join(f.Tables, ", "),
-			Message: fmt.Sprintf("the first open rebuilds the full-text index from %d messages (about %.0f s, with the write lock held: the gateway starts that much later)", f.Rows, f.EstimateSeconds)})
+			Message: fmt.Sprintf("the first open rebuilds the full-text index from %d messages (about %.1f s, with the write lock held: the gateway starts that much later)", f.Rows, f.EstimateSeconds)})
 	}
 	return out
 }
