@@ -35,7 +35,12 @@ func Check(ctx context.Context, h *home.Home, to Target) (Report, []check.Findin
 		return rep, nil, err
 	}
 	rollback(h, to, &rep)
-	return rep, findings(rep), nil
+	out := findings(rep)
+	if h.DB != nil && to.Schema < h.Schema.Version {
+		out = append([]check.Finding{{Check: check.UpgradeSchema, Severity: check.Info, Subject: "state.db",
+			Message: fmt.Sprintf("a downgrade: %s writes schema v%d, and no runtime lowers schema_version: the file stays v%d, %s adds only columns it lacks and reads the rest by its own rules", to.Gen, to.Schema, h.Schema.Version, to.Gen)}}, out...)
+	}
+	return rep, out, nil
 }
 
 // rollback fills what the home's own generation loads when started again on the upgraded
