@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -40,24 +39,10 @@ func TestPreviewStartPerGeneration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.gen, func(t *testing.T) {
-			home := fixtureHome(t, tt.gen)
-			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "status")
-			if code != ExitOK {
-				t.Fatalf("status: exit %d: %s", code, stderr)
-			}
-			var env struct {
-				Data struct {
-					NextStart []struct{ Key, Action string } `json:"next_start"`
-				} `json:"data"`
-			}
-			if err := json.Unmarshal([]byte(stdout), &env); err != nil {
-				t.Fatal(err)
-			}
-			actions := map[string][]string{}
+			actions := nextStart(t, fixtureHome(t, tt.gen))
 			autoResume := false
-			for _, a := range env.Data.NextStart {
-				actions[a.Key] = append(actions[a.Key], a.Action)
-				autoResume = autoResume || a.Action == "auto-resume"
+			for _, acts := range actions {
+				autoResume = autoResume || slices.Contains(acts, "auto-resume")
 			}
 			if !slices.Equal(actions[active], tt.active) {
 				t.Errorf("%s: %q, want %q", active, actions[active], tt.active)
