@@ -258,3 +258,15 @@ func TestOpenHealFindingsR0817(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewRebuiltRecentR0817: an entry the r0817 load-time prune rebuilds gets the
+// recovered row's last activity as updated_at, so crash recovery marks it when that activity
+// falls inside the 120 s window (and not otherwise: TestPreviewStartPerGeneration).
+func TestPreviewRebuiltRecentR0817(t *testing.T) {
+	home := fixtureHome(t, genR0817)
+	execSQL(t, filepath.Join(home, "state.db"), fmt.Sprintf("UPDATE sessions SET last_activity_at = %f WHERE id = '20260713_182336_7f2d5f'", fixtureNowUnix-30))
+	want := []string{"repoint to 20260713_182336_7f2d5f", "mark resume_pending (restart_interrupted)", "auto-resume"}
+	if got := nextStart(t, home)["agent:main:slack:dm:D026897520"]; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

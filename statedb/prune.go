@@ -242,8 +242,8 @@ func (db *DB) pruneTx(ctx context.Context, tx *sql.Tx, now, minAge float64, batc
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
 	}
-	// The runtime's one DELETE checks the foreign keys when it ends; deleting a row at a time,
-	// they are checked at the commit instead (the pragma ends with the transaction).
+	// The runtime's one DELETE checks the foreign keys when it ends; deleting in chunks, they
+	// are checked at the commit instead (the pragma ends with the transaction).
 	if _, err := tx.ExecContext(ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
 		return res, fmt.Errorf("defer foreign keys: %w", err)
 	}

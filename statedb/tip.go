@@ -30,6 +30,9 @@ const (
 
 // TipRuleForSchema returns the tip rule of the runtime that wrote a schema version.
 func TipRuleForSchema(version int) TipRule {
+	if version < 1 {
+		return TipNone // not a version any runtime wrote
+	}
 	return sessionsjson.RulesForSchema(version).Tip
 }
 

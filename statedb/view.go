@@ -232,8 +232,6 @@ func (v *View) Close() error {
 }
 
 // Has reports whether the view's sessions table has column name.
-func (v *View) Has(name string) bool { return v.has[name] }
-
 // Delete deletes sessions as prune_sessions does (the start's auto-prune, the ghost prune):
 // the rows naming them as parent are orphaned first.
 func (v *View) Delete(ctx context.Context, ids ...string) error {

@@ -139,7 +139,7 @@ func (p *startPreview) recoverPeer(e *sessionsjson.Entry, row home.Row, st *star
 		p.add(e.Key, "recover", "row ended "+row.EndReason+"; the load-time prune reopens it and drops the entry: the next message resumes the session")
 	default:
 		st.rebuilt, st.suspended, st.pending = true, false, false
-		st.rebuiltAt = unixToNaiveMicros(r.Target.ActiveAt)
+		st.rebuiltAt = sessionsjson.ClockFromUnix(r.Target.ActiveAt).NaiveLocalMicros(time.Local)
 		why := "row ended " + row.EndReason + "; the load-time prune rebuilds the entry on the latest row of this key (find_latest_gateway_session_for_peer: messages first, then last activity; updated_at = its last activity, flags reset)"
 		if r.Target.EndReason != "" {
 			why += "; it reopens that row (ended " + r.Target.EndReason + ")"
@@ -151,14 +151,6 @@ func (p *startPreview) recoverPeer(e *sessionsjson.Entry, row home.Row, st *star
 	}
 }
 
-// unixToNaiveMicros is the naive local wall time (µs) of a Unix time, as
-// datetime.fromtimestamp gives it.
-func unixToNaiveMicros(unix float64) int64 {
-	t := time.Unix(0, int64(unix*1e9)).In(time.Local)
-	_, offset := t.Zone()
-	return t.UnixMicro() + int64(offset)*1e6
-}
-
 // recoverInterruptedTurns is r0817's recover_interrupted_turns(max_age_seconds=3600) on the
 // unclean path (6774760b6, PR #81264): an entry with an active-turn marker started within
 // the hour and not suspended is marked resume_pending (restart_interrupted) unless it already
@@ -167,7 +159,7 @@ func (p *startPreview) recoverInterruptedTurns() {
 	for _, e := range p.h.Loaded() {
 		st := p.state[e.Key]
 		started, ok := e.TurnStartedAt()
-		if st.dropped || !ok {
+		if st.dropped || st.rebuilt || !ok { // a rebuilt entry has no marker
 			continue
 		}
 		fresh := !started.Aware && p.now-started.WallMicros() <= sessionsjson.InterruptedTurnMaxAgeMicros
@@ -186,7 +178,8 @@ func (p *startPreview) recoverInterruptedTurns() {
 // discardTurnMarkers is r0817's discard_active_turn_markers() on the clean path.
 func (p *startPreview) discardTurnMarkers() {
 	for _, e := range p.h.Loaded() {
-		if _, ok := e.TurnStartedAt(); ok && !p.state[e.Key].dropped {
+		_, marked := e.TurnStartedAt()
+		if st := p.state[e.Key]; marked && !st.dropped && !st.rebuilt {
 			p.add(e.Key, "clear turn marker", ".clean_shutdown present: discard_active_turn_markers clears it (the turn ended with the clean shutdown)")
 		}
 	}

@@ -3,11 +3,11 @@ package check
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // r0817Findings reports what the r0817 runtime's next open and start will do that an operator
@@ -27,7 +27,10 @@ func r0817Findings(ctx context.Context, h *home.Home, rows map[string]home.Row) 
 			out = append(out, Finding{EntryTurnMarker, Info, e.Key, fmt.Sprintf("a turn is marked running since %s (active_turn_token): normal while the gateway runs; after a crash the next start marks the entry resume_pending (restart_interrupted) when the turn started within the hour, and a clean start clears the marker (no action needed)", started.Raw)})
 		}
 	}
-	rec := h.Recoveries(ctx, rows)
+	rec, err := h.Recoveries(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range h.Loaded() {
 		r, ok := rec[e.Key]
 		key, row := e.Key, rows[e.SessionID]
@@ -64,13 +67,16 @@ func openHeals(ctx context.Context, h *home.Home) ([]Finding, error) {
 	return out, nil
 }
 
+// maxConfigBytes bounds what resetPolicy reads of config.yaml or gateway.json.
+const maxConfigBytes = 1 << 20
+
 // resetPolicy says that the next-start preview assumes reset mode none when the home may
 // configure another (config.yaml session_reset, or the legacy gateway.json overrides): under
 // idle or daily policies r0817 ends recovered rows and expires markers by rules sessionctl
 // does not model (runtime-v26.md §2.3, §7 Q5).
 func resetPolicy(h *home.Home) []Finding {
 	for _, name := range []string{"config.yaml", "gateway.json"} {
-		data, err := os.ReadFile(filepath.Join(h.Opts.Home.Dir, name))
+		data, err := sessionsjson.ReadRegularFile(filepath.Join(h.Opts.Home.Dir, name), maxConfigBytes)
 		if err == nil && strings.Contains(string(data), "reset") {
 			return []Finding{{PreviewResetPolicy, Info, name, "may configure a session reset policy: the next-start preview assumes mode none (the default); under an idle or daily policy the start may end recovered rows (end_reason idle/daily) instead of rebuilding their entries, and expire stale markers"}}
 		}

@@ -82,7 +82,11 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 		Gateway:       h.Gateway.Detail,
 	}
 	if d.NextStartUnknown = PreviewUnknown(h); d.NextStartUnknown == "" {
-		d.NextStart = PreviewStart(h, rows, h.Recoveries(ctx, rows))
+		rec, err := h.Recoveries(ctx, rows)
+		if err != nil {
+			return StatusData{}, err
+		}
+		d.NextStart = PreviewStart(h, rows, rec)
 	}
 	d.Counts = routingCounts(h)
 	if h.DB != nil {

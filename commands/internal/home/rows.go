@@ -222,10 +222,10 @@ type Recovery struct {
 // every loaded entry with an origin whose row ended, by entry key. The Slack legacy-key
 // claim, the scope and the profile checks of the runtime are not modelled
 // (docs/generations.md).
-func (h *Home) Recoveries(ctx context.Context, rows map[string]Row) map[string]Recovery {
+func (h *Home) Recoveries(ctx context.Context, rows map[string]Row) (map[string]Recovery, error) {
 	out := map[string]Recovery{}
 	if h.DB == nil || !h.Rules.PeerRecovery {
-		return out
+		return out, nil
 	}
 	for _, e := range h.Loaded() {
 		row, ok := rows[e.SessionID]
@@ -233,9 +233,12 @@ func (h *Home) Recoveries(ctx context.Context, rows map[string]Row) map[string]R
 			continue
 		}
 		target, found, err := h.DB.RecoverGatewaySession(ctx, e.Key, e.OriginPlatform, RecoveryPeer(e, h.Rules))
+		if err != nil && !errors.Is(err, statedb.ErrUnsupportedSchema) {
+			return nil, fmt.Errorf("load-time recovery of %q: %w", e.Key, err) // sessionctl's read failed, not the runtime's lookup
+		}
 		out[e.Key] = Recovery{Found: found, Target: target, Err: err}
 	}
-	return out
+	return out, nil
 }
 
 // StaleAction is what the load-time prune does with an entry whose row ended.

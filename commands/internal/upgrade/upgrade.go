@@ -195,7 +195,7 @@ func ResolveTarget(name string) (Target, error) {
 	}
 	g := sessionsjson.Generation(strings.SplitN(strings.ToLower(strings.TrimSpace(name)), "-", 2)[0])
 	r := sessionsjson.RulesFor(g)
-	if !r.WritesAllowed || r.Generation != g {
+	if !r.WritesAllowed || r.Generation != g || sessionsjson.CodeSchema(g) == 0 {
 		return Target{}, fmt.Errorf("--to %s: %w (known: %s)", name, ErrUnknownTarget, knownTargets())
 	}
 	return Target{Gen: g, Rules: r, Schema: sessionsjson.CodeSchema(g)}, nil
