@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,5 +269,22 @@ func TestPreviewRebuiltRecentR0817(t *testing.T) {
 	want := []string{"repoint to 20260713_182336_7f2d5f", "mark resume_pending (restart_interrupted)", "auto-resume"}
 	if got := nextStart(t, home)["agent:main:slack:dm:D026897520"]; !slices.Equal(got, want) {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// TestUpgradeCheckCJKHome: a home with r0817's optional CJK index, whose tokenizer sessionctl
+// cannot load, is still predicted (the replay uses a built-in tokenizer for the schema), and
+// stays as it was.
+func TestUpgradeCheckCJKHome(t *testing.T) {
+	home := cjkHome(t, genR0817, false)
+	before := exactSnapshot(t, home)
+	for _, to := range []string{"r0817", "r0715"} {
+		code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "upgrade-check", "--to", to, "--fail-on", "never")
+		if code != ExitOK || !strings.Contains(stdout, `"upgrade": {`) {
+			t.Fatalf("--to %s: exit %d: %s", to, code, stderr)
+		}
+	}
+	if after := exactSnapshot(t, home); !maps.Equal(before, after) {
+		t.Error("upgrade-check changed the home")
 	}
 }

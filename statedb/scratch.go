@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -211,6 +212,9 @@ func (s *Scratch) Index(ctx context.Context, table, name string) (IndexInfo, err
 	return readIndex(ctx, s.conn, table, name)
 }
 
+// tokenizeClause matches an FTS5 table's tokenize option.
+var tokenizeClause = regexp.MustCompile(`(?i)tokenize\s*=\s*('[^']*'|"[^"]*"|[^\s,)]+)`)
+
 // Replay creates objs (another database's sqlite_master, in creation order) in the scratch
 // database, leaving out what SQLite creates on its own. An object whose statement fails
 // (it refers to one created later) is tried again after the others.
@@ -225,7 +229,14 @@ func (s *Scratch) Replay(ctx context.Context, objs []Object) error {
 		var failed []Object
 		var last error
 		for _, o := range todo {
-			if err := s.Exec(ctx, o.SQL); err != nil {
+			err := s.Exec(ctx, o.SQL)
+			if err != nil && strings.Contains(err.Error(), "no such tokenizer") {
+				// A tokenizer from an extension sessionctl cannot load (r0817's optional CJK
+				// index, cjk_unicode61): the schema is what is compared, so the table is
+				// replayed with the built-in one.
+				err = s.Exec(ctx, tokenizeClause.ReplaceAllString(o.SQL, "tokenize='unicode61'"))
+			}
+			if err != nil {
 				failed, last = append(failed, o), fmt.Errorf("%s %s: %w", o.Type, o.Name, err)
 			}
 		}
