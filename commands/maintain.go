@@ -60,7 +60,7 @@ func runMaintain(c *cli.Context) error {
 		return err
 	}
 	defer rep.Home.Close()
-	return reportMaintain(o, rep, failOn)
+	return reportMaintain(c.Context, o, rep, failOn)
 }
 
 // parseIgnore reads --ignore: check ids (a usage error naming the valid ones otherwise).
@@ -87,14 +87,14 @@ func parseIgnore(values []string) (map[check.ID]bool, error) {
 // reportMaintain prints the summary line (or the envelope). Exit: 4 when writes were refused
 // with --apply, else 1 when a remaining finding (not ignored) is at or above failOn, else 0.
 // Under --quiet it prints only when the exit is not 0: cron mails only what needs a human.
-func reportMaintain(o *options, rep *repair.MaintainReport, failOn check.FailOn) error {
+func reportMaintain(ctx context.Context, o *options, rep *repair.MaintainReport, failOn check.FailOn) error {
 	findings, data := rep.Findings, rep.Data
 	code := ExitOK
 	if failOn.Fails(findings) {
 		code = ExitFindings
 	}
 	if rep.Data.Refused { // 4 on an unwritable schema; a runtime guard's own code (3: its repair lock)
-		code = exitCode(context.Background(), rep.RefusedBy)
+		code = exitCode(ctx, rep.RefusedBy)
 	}
 	data.Ignored = orEmpty(data.Ignored)
 	if o.json {
