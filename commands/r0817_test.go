@@ -288,3 +288,22 @@ func TestUpgradeCheckCJKHome(t *testing.T) {
 		t.Error("upgrade-check changed the home")
 	}
 }
+
+// TestResetPolicyFindingR0817: preview.reset-policy comes from a session_reset key, not from
+// any mention of a reset (a comment, another key).
+func TestResetPolicyFindingR0817(t *testing.T) {
+	for cfg, want := range map[string]bool{
+		"session_reset:\n  mode: idle\n":                   true,
+		"sessions:\n  auto_prune: true  # reset nightly\n": false,
+		"model:\n  auto_reset_budget: 3\n":                 false,
+	} {
+		home := fixtureHome(t, genR0817)
+		if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, stdout, _ := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "check", "--fail-on", "never")
+		if got := len(findingsOf(decodeEnvelope(t, stdout), check.PreviewResetPolicy)) == 1; got != want {
+			t.Errorf("config.yaml %q: preview.reset-policy %v, want %v", cfg, got, want)
+		}
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
+	"regexp"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -70,15 +70,25 @@ func openHeals(ctx context.Context, h *home.Home) ([]Finding, error) {
 // maxConfigBytes bounds what resetPolicy reads of config.yaml or gateway.json.
 const maxConfigBytes = 1 << 20
 
+// The reset-policy keys: config.yaml's top-level session_reset: (a comment or another key
+// that mentions a reset is not one), a session_reset or reset_policy member of gateway.json.
+var (
+	resetKeyYAML = regexp.MustCompile(`(?m)^session_reset\s*:`)
+	resetKeyJSON = regexp.MustCompile(`"(session_reset|reset_policy)"\s*:`)
+)
+
 // resetPolicy says that the next-start preview assumes reset mode none when the home may
 // configure another (config.yaml session_reset, or the legacy gateway.json overrides): under
 // idle or daily policies r0817 ends recovered rows and expires markers by rules sessionctl
 // does not model (runtime-v26.md §2.3, §7 Q5).
 func resetPolicy(h *home.Home) []Finding {
-	for _, name := range []string{"config.yaml", "gateway.json"} {
-		data, err := sessionsjson.ReadRegularFile(filepath.Join(h.Opts.Home.Dir, name), maxConfigBytes)
-		if err == nil && strings.Contains(string(data), "reset") {
-			return []Finding{{PreviewResetPolicy, Info, name, "may configure a session reset policy: the next-start preview assumes mode none (the default); under an idle or daily policy the start may end recovered rows (end_reason idle/daily) instead of rebuilding their entries, and expire stale markers"}}
+	for _, f := range []struct {
+		name string
+		key  *regexp.Regexp
+	}{{"config.yaml", resetKeyYAML}, {"gateway.json", resetKeyJSON}} {
+		data, err := sessionsjson.ReadRegularFile(filepath.Join(h.Opts.Home.Dir, f.name), maxConfigBytes)
+		if err == nil && f.key.Match(data) {
+			return []Finding{{PreviewResetPolicy, Info, f.name, "may configure a session reset policy: the next-start preview assumes mode none (the default); under an idle or daily policy the start may end recovered rows (end_reason idle/daily) instead of rebuilding their entries, and expire stale markers"}}
 		}
 	}
 	return nil
