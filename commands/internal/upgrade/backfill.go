@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -127,7 +126,7 @@ type gatewayEntry struct {
 // the entry's value (expiry_finalized becomes 1 when the entry says expiry_finalized or
 // memory_flushed). No sessions.json or one json.load rejects: nothing.
 func gatewayMetadata(ctx context.Context, h *home.Home) ([]Backfill, error) {
-	entries, err := readGatewayEntries(h.Opts.Home.SessionsJSON(), h.Rules)
+	entries, err := gatewayEntries(h)
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
@@ -164,19 +163,22 @@ func gatewayMetadata(ctx context.Context, h *home.Home) ([]Backfill, error) {
 	return out, nil
 }
 
-// readGatewayEntries reads sessions.json as the v18 step's json.load and loop see it. A
-// binding the runtime cannot make (an object or array as a column value) stops the loop there.
-func readGatewayEntries(path string, rules sessionsjson.Rules) ([]gatewayEntry, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, errorf("read sessions.json", err)
-	}
-	doc, err := sessionsjson.Decode(data, rules)
-	if err != nil {
-		return nil, nil // json.load fails: the runtime skips the step
+// gatewayEntries is sessions.json as the v18 step's json.load and loop see it: the document
+// the home decoded when it was opened with it, else the file read now. A binding the runtime
+// cannot make (an object or array as a column value) stops the loop there.
+func gatewayEntries(h *home.Home) ([]gatewayEntry, error) {
+	doc := h.Mirror.Doc
+	if doc == nil {
+		data, err := sessionsjson.ReadRegularFile(h.Opts.Home.SessionsJSON(), sessionsjson.MaxSessionsJSONBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, errorf("read sessions.json", err)
+		}
+		if doc, err = sessionsjson.Decode(data, h.Rules); err != nil {
+			return nil, nil // json.load fails: the runtime skips the step
+		}
 	}
 	var out []gatewayEntry
 	for _, m := range dictOrder(doc.Members()) {

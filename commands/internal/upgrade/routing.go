@@ -250,9 +250,9 @@ func (l *storeLoad) report(own *storeLoad) Routing {
 
 // peerFills is what the v18 migration copies from sessions.json into the rows its entries
 // point at that the recovery lookups read (session_key, chat_id, chat_type, thread_id;
-// readGatewayEntries has which entries and values, as the step's json.load and loop see them).
+// gatewayEntries has which entries and values, as the step's json.load and loop see them).
 func peerFills(h *home.Home) ([]statedb.PeerFill, error) {
-	entries, err := readGatewayEntries(h.Opts.Home.SessionsJSON(), h.Rules)
+	entries, err := gatewayEntries(h)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
@@ -309,20 +310,35 @@ func TestBackfillSystemPrompts(t *testing.T) {
 // value), skips "_" keys, non-objects and entries without a session_id, falls back to the key
 // for session_key, and stops at a value it cannot bind.
 func TestGatewayEntries(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sessions.json")
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sessions"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sessions", "sessions.json")
 	data := `{"_README": "x", "a": {"session_id": "s1"}, "b": 5, "c": {"session_id": ""},
 		"a": {"session_id": "s2", "session_key": "k", "origin": {"chat_id": "42"}, "memory_flushed": true},
 		"d": {"session_id": 7}, "e": {"session_id": "s3", "display_name": {"x": 1}}, "f": {"session_id": "s4"}}`
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	es, err := readGatewayEntries(path, sessionsjson.RulesFor(sessionsjson.GenR0715))
+	rules := sessionsjson.RulesFor(sessionsjson.GenR0715)
+	h := &home.Home{Opts: home.Options{Home: sessionsjson.Home{Root: dir, Dir: dir}}, Rules: rules}
+	read, err := gatewayEntries(h) // the file, read now
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 2 || es[0].id != "s2" || es[0].values["session_key"] != "k" || es[0].values["chat_id"] != "42" ||
-		!es[0].finalized || es[0].values["origin_json"] == nil || es[1].id != "7" || es[1].values["session_key"] != "d" {
-		t.Errorf("entries %+v", es)
+	if h.Mirror.Doc, err = sessionsjson.Decode([]byte(data), rules); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := gatewayEntries(h) // the document the home decoded
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, es := range [][]gatewayEntry{read, loaded} {
+		if len(es) != 2 || es[0].id != "s2" || es[0].values["session_key"] != "k" || es[0].values["chat_id"] != "42" ||
+			!es[0].finalized || es[0].values["origin_json"] == nil || es[1].id != "7" || es[1].values["session_key"] != "d" {
+			t.Errorf("entries %+v", es)
+		}
 	}
 }
 
