@@ -66,6 +66,29 @@ func (db *DB) GhostCandidates(ctx context.Context, now, minAge float64) ([]Ghost
 	if err != nil {
 		return nil, classify("ghost candidates", err, false)
 	}
+	return db.ghostsOf(ctx, now, sessions)
+}
+
+// GhostCandidateIDs is GhostCandidates with only the id of each session read: what an apply
+// needs before its batches read each row again under the write lock.
+func (db *DB) GhostCandidateIDs(ctx context.Context, now, minAge float64) ([]Ghost, error) {
+	if err := db.requireSessionColumns("ghost candidates", "title"); err != nil {
+		return nil, err
+	}
+	ids, err := queryStrings(ctx, db.sql, "SELECT sessions.id FROM sessions WHERE "+ghostPredicate+oldestFirst, now-minAge)
+	if err != nil {
+		return nil, classify("ghost candidates", err, false)
+	}
+	sessions := make([]Session, len(ids))
+	for i, id := range ids {
+		sessions[i] = Session{ID: id}
+	}
+	return db.ghostsOf(ctx, now, sessions)
+}
+
+// ghostsOf completes the candidate sessions (oldest first) with their children, leases and
+// whether each is kept.
+func (db *DB) ghostsOf(ctx context.Context, now float64, sessions []Session) ([]Ghost, error) {
 	ids := make([]string, len(sessions))
 	for i, s := range sessions {
 		ids[i] = s.ID

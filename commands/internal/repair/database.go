@@ -108,8 +108,10 @@ func (r *Run) batches(ctx context.Context, ids []string, res Outcome, w dbWrite,
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer db.Close()
-	defer r.moves.Wait() // the last batch's files are in their stash before the run reports
+	// The write connection closes (its checkpoint included) in the background, while the run
+	// reports and the last batch's files move into their stash: Run.Close waits for both
+	// before it lets the lock go.
+	defer r.background(func() { _ = db.Close() })
 	var done dbBatches
 	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
 		err := ctx.Err() // a safe point: between two committed batches
@@ -299,7 +301,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 		return Outcome{}, err
 	}
 	now := r.H.Opts.Clock.Unix
-	ghosts, err := r.H.DB.GhostCandidates(ctx, now, minAge)
+	ghosts, err := r.H.DB.GhostCandidateIDs(ctx, now, minAge)
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
 	}
@@ -493,16 +495,12 @@ func (r *Run) openWriteDB(ctx context.Context, w dbWrite) (*statedb.DB, error) {
 	return db, nil
 }
 
-// stash moves a committed batch's files into its journal's stash while the next batch runs
-// (each batch has its own stash directory); Run.batches waits for every move before it returns.
-func (r *Run) stash(files []journal.FileImage) {
-	if len(files) == 0 {
-		return
-	}
+// background runs fn in its own goroutine; Run.Close waits for it.
+func (r *Run) background(fn func()) {
 	r.moves.Add(1)
 	go func() {
 		defer r.moves.Done()
-		journal.Stash(files, r.H.Opts.Warnf)
+		fn()
 	}()
 }
 
@@ -510,9 +508,12 @@ func (r *Run) stash(files []journal.FileImage) {
 // the commit, the journal is written with every row image and the files filesFor names; if
 // the transaction fails the journal is removed again. After the commit those files are moved
 // into the journal's stash (a rename: the runtime deletes them, sessionctl keeps them for
-// undo without copying). run reports whether it changed anything; a transaction that finds
-// nothing to change writes nothing, journal included (a journal left by an attempt that was
-// retried is removed). applyDB returns the transaction's record, nil when nothing was written.
+// undo without copying) in the background, while the next batch runs or the run reports.
+// Moving them before the commit, while it runs, made the commit's fsync wait for the renames'
+// metadata (docs/performance.md). run reports whether it changed anything; a transaction that
+// finds nothing to change writes nothing, journal included (a journal left by an attempt that
+// was retried is removed). applyDB returns the transaction's record, nil when nothing was
+// written.
 func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, statedb.TxStats, error), filesFor func([]statedb.RowChange) ([]string, error)) (*BatchRecord, error) {
 	path := r.journalPath()
 	var files []journal.FileImage
@@ -543,4 +544,14 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 	}
 	r.stash(files)
 	return newBatchRecord(path, stats), nil
+}
+
+// stash moves a committed batch's files into its journal's stash in the background (each
+// batch has its own stash directory): while the next batch runs, or the run reports. Run.Close
+// waits for every move, and passes their warnings on, before it lets the lock go.
+func (r *Run) stash(files []journal.FileImage) {
+	if len(files) == 0 {
+		return
+	}
+	r.background(func() { journal.Stash(files, r.moveWarnings.add) })
 }

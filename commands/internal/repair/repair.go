@@ -83,8 +83,26 @@ type Run struct {
 	H *home.Home
 	Options
 	purpose home.Purpose
-	release func() error   // nil until the lock is held
-	moves   sync.WaitGroup // files being moved into a committed batch's stash
+	release func() error // nil until the lock is held
+	// moves are the background work Close waits for: files being moved into a committed
+	// batch's stash, the write connection closing.
+	moves sync.WaitGroup
+	// moveWarnings holds what the moves warn of until Close passes it on (they run while
+	// the face writes).
+	moveWarnings warnings
+}
+
+// warnings collects one-line warnings from goroutines.
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// add records one warning.
+func (w *warnings) add(format string, a ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, fmt.Sprintf(format, a...))
 }
 
 // Start opens the home for purpose. It locks nothing. A run that is to write (Apply) a home
@@ -124,8 +142,13 @@ func (r *Run) lock(ctx context.Context) (fresh bool, err error) {
 	return true, nil
 }
 
-// Close closes the home and releases the lock.
+// Close waits for the background work still running (stash moves, the write connection's
+// close) and passes the moves' warnings on, closes the home and releases the lock.
 func (r *Run) Close() {
+	r.moves.Wait()
+	for _, w := range r.moveWarnings.lines {
+		r.H.Opts.Warnf("%s", w)
+	}
 	r.H.Close()
 	if r.release != nil {
 		_ = r.release()
