@@ -154,7 +154,12 @@ func (d *dumper) dumpFTS() any {
 	if len(tables) == 0 {
 		return nil
 	}
-	scratch := d.scratchCopy()
+	dir, err := os.MkdirTemp("", "hygiene-dump-")
+	if err != nil {
+		d.fatal("scratch dir", err)
+	}
+	defer os.RemoveAll(dir)
+	scratch := d.scratchCopy(filepath.Join(dir, "copy.db"))
 	defer scratch.Close()
 	out := map[string]any{}
 	for _, tbl := range tables {
@@ -176,14 +181,8 @@ func (d *dumper) dumpFTS() any {
 }
 
 // scratchCopy copies the database (with VACUUM INTO, from the dump's read-only connection)
-// into a temporary file and opens the copy read-write.
-func (d *dumper) scratchCopy() *sql.DB {
-	dir, err := os.MkdirTemp("", "hygiene-dump-")
-	if err != nil {
-		d.fatal("scratch dir", err)
-	}
-	d.t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "copy.db")
+// to path and opens the copy read-write.
+func (d *dumper) scratchCopy(path string) *sql.DB {
 	if _, err := d.db.Exec(`VACUUM INTO ?`, path); err != nil {
 		d.fatal("copy for the FTS integrity check", err)
 	}
