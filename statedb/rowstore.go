@@ -89,6 +89,7 @@ func (db *DB) CaptureRows(ctx context.Context, path string, plan RetentionPlan) 
 	if err != nil {
 		return RowStoreStats{}, fmt.Errorf("row store: %w", err)
 	}
+	faultPoint(FaultAfterRowStore)
 	return stats, nil
 }
 
