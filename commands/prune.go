@@ -44,8 +44,7 @@ func runPrune(c *cli.Context) error {
 	res := outcomeResult(out)
 	res.data = map[string]any{"prune": sum, "batches": out.Batches}
 	if !o.json && !o.quiet {
-		fmt.Fprintf(o.stdout, "prune (age by %s, cutoff %s): %d session(s), %d message(s) (%d bytes), %d transcript file(s) (%d bytes), %d child(ren) orphaned, %d skipped\n",
-			sum.AgeRule, formatInstant(int64(sum.Cutoff*1e6)), sum.Sessions, sum.Messages, sum.MessageBytes, sum.Files, sum.FileBytes, sum.Orphaned, sum.Skipped)
+		fmt.Fprintln(o.stdout, sum.Text())
 	}
 	return report(o, r.H, res)
 }

@@ -3,9 +3,11 @@ package repair
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -102,6 +104,21 @@ func fileSizes(files map[string][]string) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// Text is the plan's (or the run's) one-line summary.
+func (s RetentionSummary) Text() string {
+	span := ""
+	if s.Oldest != nil {
+		span = fmt.Sprintf(", oldest %s, newest %s", instant(*s.Oldest), instant(*s.Newest))
+	}
+	return fmt.Sprintf("prune (age by %s, cutoff %s): %d session(s), %d message(s) (%d bytes), %d transcript file(s) (%d bytes), %d child(ren) orphaned, %d skipped%s",
+		s.AgeRule, instant(s.Cutoff), s.Sessions, s.Messages, s.MessageBytes, s.Files, s.FileBytes, s.Orphaned, s.Skipped, span)
+}
+
+// instant writes Unix seconds as RFC 3339 UTC with microseconds.
+func instant(unix float64) string {
+	return time.UnixMicro(int64(math.Round(unix * 1e6))).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
 }
 
 // ageRule names the age rule for data.prune.
