@@ -110,6 +110,7 @@ func allCommands() []*cli.Command {
 		repointCommand(),
 		finalizeOrphansCommand(),
 		pruneGhostsCommand(),
+		pruneCommand(),
 		maintainCommand(),
 		undoCommand(),
 		demoCommand(),

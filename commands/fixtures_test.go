@@ -244,6 +244,12 @@ func tableExists(db *sql.DB, name string) (bool, error) {
 // map[string]any, the same shapes loadExpected returns. state.db is opened read-only.
 func dumpHome(t testing.TB, home string) map[string]any {
 	t.Helper()
+	return dumpHomeWith(t, home)
+}
+
+// dumpHomeWith is dumpHome with more fields: each of extra adds its own to the dump.
+func dumpHomeWith(t testing.TB, home string, extra ...func(*dumper)) map[string]any {
+	t.Helper()
 	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "ro"))
 	if err != nil {
 		t.Fatalf("open state.db: %v", err)
@@ -258,6 +264,9 @@ func dumpHome(t testing.TB, home string) map[string]any {
 	d.dumpCompressionLocks()
 	d.dumpRestartFailureCounts()
 	d.dumpSessionsFiles()
+	for _, add := range extra {
+		add(d)
+	}
 	return canonicalJSON(t, d.out)
 }
 

@@ -155,6 +155,8 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		{"repoint"},
 		{"resume", "clear", "--stale"},
 		{"suspend-stuck"},
+		{"prune", "--older-than", "7d"},
+		{"prune", "--older-than", "7d", "--apply"},
 	}
 	seen := map[string]bool{}
 	for _, args := range runs {

@@ -63,14 +63,15 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":    cmdExitCode,
-			"fixture":     cmdFixture,
-			"synthetic":   cmdSynthetic,
-			"upgradepair": cmdUpgradePair,
-			"waitfile":    cmdWaitFile,
-			"dumpmatch":   cmdDumpMatch,
-			"sqlexec":     cmdSQLExec,
-			"homesnap":    cmdHomeSnap,
+			"exitcode":     cmdExitCode,
+			"fixture":      cmdFixture,
+			"synthetic":    cmdSynthetic,
+			"upgradepair":  cmdUpgradePair,
+			"waitfile":     cmdWaitFile,
+			"dumpmatch":    cmdDumpMatch,
+			"hygienematch": cmdHygieneMatch,
+			"sqlexec":      cmdSQLExec,
+			"homesnap":     cmdHomeSnap,
 		},
 	})
 }
@@ -141,6 +142,22 @@ func cmdDumpMatch(ts *testscript.TestScript, neg bool, args []string) {
 	got := dumpHome(rec, ts.MkAbs(args[0]))
 	want := loadExpected(rec, fullGeneration(ts, args[1]), args[2])
 	diffs := diffDump(got, want)
+	switch {
+	case neg && len(diffs) == 0:
+		ts.Fatalf("dump unexpectedly matches %s", args[2])
+	case !neg && len(diffs) > 0:
+		ts.Fatalf("dump differs from %s:\n%s", args[2], strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+	}
+}
+
+// cmdHygieneMatch compares a home's hygiene dump (no physical fields) with a hygiene
+// fixture's expected dump: `hygienematch HOME GEN CASE`.
+func cmdHygieneMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: hygienematch HOME GEN CASE")
+	}
+	rec := &scriptTB{ts: ts}
+	diffs := diffDump(dumpHygiene(rec, ts.MkAbs(args[0]), false), loadHygieneExpected(rec, fullGeneration(ts, args[1]), args[2], false))
 	switch {
 	case neg && len(diffs) == 0:
 		ts.Fatalf("dump unexpectedly matches %s", args[2])

@@ -100,8 +100,8 @@ type Rules struct {
 	// later reset rows; d2a4d373e PR #82633, 6e99531c8 PR #82743) instead of the compression
 	// tip, and keeps an entry whose lookup raises (d17daf0b1).
 	PeerRecovery bool
-	// PromptGC: prune_empty_ghost_sessions also deletes every system_prompts row no session
-	// references, in the same transaction (7d066c3c5, PR #77755).
+	// PromptGC: prune_empty_ghost_sessions and prune_sessions also delete every system_prompts
+	// row no session references, in the same transaction (7d066c3c5, PR #77755).
 	PromptGC bool
 	// TurnLeases: session_turn_leases exists (6e929a969); finalize-orphans and prune-ghosts
 	// skip a lineage whose root holds a live lease (the decision, §7 Q3).
@@ -168,6 +168,11 @@ type Maintenance struct {
 	AutoPrune bool
 	// Age is prune_sessions' age rule.
 	Age PruneAge
+	// PruneFiles: prune_sessions takes sessions_dir and, after its commit, removes each
+	// deleted session's <id>.json, <id>.jsonl and request_dump_<id>_*.json (never
+	// session_<id>.json) — 3b60abb6b (#3015), not in cb4addaca, in 3b750715a and later:
+	// r0506 on. r0418's removes no file.
+	PruneFiles bool
 	// VacuumThrottle: VACUUM also waits min_vacuum_interval_days since state_meta.last_vacuum
 	// (bd856a02f; r0817).
 	VacuumThrottle bool
@@ -229,14 +234,14 @@ var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
 	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
 		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715,
-		Maintenance: Maintenance{AutoPrune: true, Defaults: defaultSessionsConfig}}
+		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig}}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
 	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
 		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715, Recovery: RecoveryV17,
-		Maintenance: Maintenance{AutoPrune: true, Defaults: defaultSessionsConfig}}
+		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig}}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.

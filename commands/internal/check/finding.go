@@ -105,6 +105,9 @@ const (
 	GhostUnsafeID    ID = "ghost.unsafe-id"
 	GhostGlobID      ID = "ghost.glob-id"
 	RepairBatches    ID = "repair.batches"
+	PruneLocked      ID = "prune.locked"
+	PruneLeased      ID = "prune.leased"
+	PruneUnsafeID    ID = "prune.unsafe-id"
 )
 
 // All lists every check id sessionctl can emit.
@@ -121,6 +124,7 @@ var All = []ID{
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
+	PruneLocked, PruneLeased, PruneUnsafeID,
 }
 
 // FailOn is the level of findings that fails a run.

@@ -189,7 +189,7 @@ func (j *Journal) CheckPaths(home sessionsjson.Home) error {
 			return err
 		}
 	}
-	return nil
+	return j.checkRowStore(home)
 }
 
 func checkFile(home sessionsjson.Home, f FileImage) error {
@@ -245,6 +245,9 @@ func (j *Journal) ForHome(home sessionsjson.Home) error {
 		if f.AfterStash != "" {
 			f.AfterStash = rebase(f.AfterStash)
 		}
+	}
+	if j.RowStore != "" {
+		j.RowStore = rebase(j.RowStore)
 	}
 	j.Home = home.Dir
 	return nil

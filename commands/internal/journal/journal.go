@@ -34,7 +34,18 @@ type Journal struct {
 	Routing    []EntryImage        `json:"routing,omitempty"`
 	Files      []FileImage         `json:"files,omitempty"`
 	Rows       []statedb.RowChange `json:"rows,omitempty"`
+	// RowStore is the row store holding the rows the change deleted or put back (a SQLite
+	// file next to the journal, RowStorePath; docs/decisions.md "Row stores"), and RowStoreOp
+	// what the change did with them: RowStoreDeleted or RowStoreRestored.
+	RowStore   string `json:"row_store,omitempty"`
+	RowStoreOp string `json:"row_store_op,omitempty"`
 }
+
+// What a change did with the rows of its row store.
+const (
+	RowStoreDeleted  = "deleted"
+	RowStoreRestored = "restored"
+)
 
 // EntryImage is one routing entry before and after, in the store it lives in
 // ("sessions.json" or "gateway_routing").
@@ -59,10 +70,13 @@ type entryImageJSON struct {
 	AfterText  *string         `json:"after_text,omitempty"`
 }
 
-// Journal versions: 2 when an entry image needs its text form (entryImageJSON), else 1.
+// Journal versions: 3 when the journal has a row store (a sessionctl that does not know one
+// refuses the journal rather than undo nothing), 2 when an entry image needs its text form
+// (entryImageJSON), else 1.
 const (
-	version     = 1
-	versionText = 2
+	version         = 1
+	versionText     = 2
+	versionRowStore = 3
 )
 
 // MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
@@ -159,6 +173,9 @@ func Write(path string, j *Journal) error {
 	j.Version = version
 	if j.needsText() {
 		j.Version = versionText
+	}
+	if j.RowStore != "" {
+		j.Version = versionRowStore
 	}
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	f, err := create(path)
@@ -292,7 +309,7 @@ func Read(path string) (*Journal, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
 	}
-	if j.Version != version && j.Version != versionText {
+	if j.Version != version && j.Version != versionText && j.Version != versionRowStore {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s: unsupported version %d", path, j.Version))
 	}
 	return &j, nil
@@ -300,7 +317,13 @@ func Read(path string) (*Journal, error) {
 
 // Inverse swaps before and after images: applying the inverse undoes the journal.
 func (j *Journal) Inverse() *Journal {
-	inv := &Journal{Storage: j.Storage, Generation: j.Generation, Scope: j.Scope}
+	inv := &Journal{Storage: j.Storage, Generation: j.Generation, Scope: j.Scope, RowStore: j.RowStore}
+	switch j.RowStoreOp {
+	case RowStoreDeleted:
+		inv.RowStoreOp = RowStoreRestored
+	case RowStoreRestored:
+		inv.RowStoreOp = RowStoreDeleted
+	}
 	for _, e := range j.Routing {
 		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before})
 	}

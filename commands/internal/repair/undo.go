@@ -55,6 +55,11 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 			return Outcome{}, err
 		}
 	}
+	if inv.RowStore != "" {
+		if err := guardDB(ctx, h, retentionWrite); err != nil {
+			return Outcome{}, err
+		}
+	}
 	if fresh, err := r.lock(ctx); err != nil {
 		return Outcome{}, err
 	} else if fresh { // check again under the lock, on what the home holds now
@@ -99,6 +104,13 @@ func undoChanges(j *journal.Journal) []Change {
 	}
 	for _, row := range j.Rows {
 		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: "restore row", Before: row.Before, After: row.After})
+	}
+	if j.RowStore != "" {
+		op := "restore rows"
+		if j.RowStoreOp == journal.RowStoreDeleted {
+			op = "delete rows"
+		}
+		out = append(out, Change{Store: "state.db", Target: j.RowStore, Op: op})
 	}
 	return out
 }
@@ -192,6 +204,13 @@ func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, e
 			return false, err
 		}
 	}
+	if inv.RowStore != "" {
+		n, err := applyRowStore(ctx, r, inv)
+		if err != nil {
+			return false, err
+		}
+		rows += int(n)
+	}
 	applied = rows > 0
 	changed, err := restoreRouting(ctx, r, inv.Routing)
 	applied = applied || changed
@@ -273,6 +292,28 @@ func restoreRows(ctx context.Context, r *Run, changes []statedb.RowChange) (int,
 		return 0, failure.Mark(failure.Write, fmt.Errorf("restore rows: %w (rolled back)", err))
 	}
 	return restored, nil
+}
+
+// applyRowStore puts the rows of the inverse journal's row store back, or deletes them again
+// (the undo of an undo), in one transaction verified inside it; it returns the rows written.
+func applyRowStore(ctx context.Context, r *Run, inv *journal.Journal) (int64, error) {
+	dir := statedb.RowsRestore
+	if inv.RowStoreOp == journal.RowStoreDeleted {
+		dir = statedb.RowsDelete
+	}
+	db, err := statedb.OpenWrite(ctx, r.H.Opts.Home.StateDB())
+	if err != nil {
+		return 0, failure.Mark(failure.Data, fmt.Errorf("open state.db for writing: %w", err))
+	}
+	defer db.Close()
+	n, _, err := db.ApplyRowStore(ctx, inv.RowStore, dir)
+	if errors.Is(err, statedb.ErrConflict) {
+		return 0, failure.Mark(failure.Refused, fmt.Errorf("%w: %v", ErrUndoConflict, err))
+	}
+	if err != nil {
+		return 0, failure.Mark(failure.Write, fmt.Errorf("apply row store: %w (rolled back)", err))
+	}
+	return n, nil
 }
 
 func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (changed bool, err error) {
