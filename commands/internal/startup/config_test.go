@@ -78,4 +78,3 @@ func TestPyFloat(t *testing.T) {
 		t.Errorf("pyFloat(nan) = %v, %v", f, err)
 	}
 }
-
