@@ -101,6 +101,7 @@ func allCommands() []*cli.Command {
 		statusCommand(),
 		checkCommand(),
 		upgradeCheckCommand(),
+		spaceCommand(),
 		entriesCommand(),
 		sessionsCommand(),
 		resumeCommand(),
