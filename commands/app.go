@@ -102,6 +102,7 @@ func allCommands() []*cli.Command {
 		checkCommand(),
 		upgradeCheckCommand(),
 		spaceCommand(),
+		ftsCommand(),
 		entriesCommand(),
 		sessionsCommand(),
 		resumeCommand(),

@@ -34,6 +34,17 @@ type Journal struct {
 	Routing    []EntryImage        `json:"routing,omitempty"`
 	Files      []FileImage         `json:"files,omitempty"`
 	Rows       []statedb.RowChange `json:"rows,omitempty"`
+	// Operation records a change that keeps no images: one of derived data only (fts
+	// rebuild), which undo has nothing to restore of (docs/decisions.md).
+	Operation *Operation `json:"operation,omitempty"`
+}
+
+// Operation is the record of a change to derived data: what ran, on what, and why it keeps
+// no before-image.
+type Operation struct {
+	Kind    string   `json:"kind"`
+	Targets []string `json:"targets"`
+	Note    string   `json:"note"`
 }
 
 // EntryImage is one routing entry before and after, in the store it lives in
