@@ -155,6 +155,7 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		{"repoint"},
 		{"resume", "clear", "--stale"},
 		{"suspend-stuck"},
+		{"space"},
 	}
 	seen := map[string]bool{}
 	for _, args := range runs {
