@@ -101,6 +101,8 @@ func allCommands() []*cli.Command {
 		statusCommand(),
 		checkCommand(),
 		upgradeCheckCommand(),
+		spaceCommand(),
+		ftsCommand(),
 		entriesCommand(),
 		sessionsCommand(),
 		resumeCommand(),

@@ -157,6 +157,7 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		{"suspend-stuck"},
 		{"prune", "--older-than", "7d"},
 		{"prune", "--older-than", "7d", "--apply"},
+		{"space"},
 	}
 	seen := map[string]bool{}
 	for _, args := range runs {

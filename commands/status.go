@@ -75,6 +75,10 @@ func printStatus(o *options, h *home.Home, d check.StatusData, findings []check.
 	fmt.Fprintf(w, "counts      %s\n", check.CountsText(h))
 	fmt.Fprintf(w, "shutdown    %s\n", check.ShutdownText(h))
 	printFindings(o, findings)
+	fmt.Fprintln(w, "next start, storage:")
+	for _, line := range check.StartMaintenanceText(h, d) {
+		fmt.Fprintln(w, "  "+line)
+	}
 	return printNextStart(o, d)
 }
 

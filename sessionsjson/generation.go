@@ -124,6 +124,11 @@ type Rules struct {
 	// Maintenance is what the generation's start runs on state.db besides the latched
 	// repairs (DBRepairs): its auto-prune and that rule's defaults.
 	Maintenance Maintenance
+	// JSONLTranscripts: the gateway's SessionStore.append_to_transcript also appends every
+	// message of a gateway session to sessions/<id>.jsonl (cb4addaca, 3b750715a); 351fdcc6e
+	// (2026-05-20, before r0525) stopped it, and later runtimes write no transcript file by
+	// default (session_<id>.json snapshots are opt-in: sessions.write_json_snapshots).
+	JSONLTranscripts bool
 }
 
 // RecoveryRule selects which generation's find_latest_gateway_session_for_peer the load-time
@@ -233,7 +238,7 @@ type generationRow struct {
 var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
 	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
-		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715,
+		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715, JSONLTranscripts: true,
 		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig}}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
@@ -253,7 +258,7 @@ var generations = []generationRow{
 	})},
 	{7, 11, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
 	{12, 16, 13, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
-		r.Generation, r.AutoResume = GenR0525, true
+		r.Generation, r.AutoResume, r.JSONLTranscripts = GenR0525, true, false
 	})},
 	{17, 18, 17, "Gateway routing index ONLY", with(modernLoad, func(r *Rules) { // 52d0d671e
 		r.Generation, r.PathSafety, r.README = GenR0703, PathSafetyStrict, READMEr0703

@@ -24,12 +24,12 @@ type Retention struct {
 }
 
 // predicate is _prune_filter_where's clause for the session alias s and its arguments:
-// `s.ended_at IS NOT NULL`, the age (pruneAge: started_at up to c2a3b9ce5, the latest
+// `s.ended_at IS NOT NULL`, the age (ageExpr: started_at up to c2a3b9ce5, the latest
 // message else started_at at 481156139, a228b8150), then `s.source = ?`
 // (hermes_state.py prune_sessions at cb4addaca, 3b750715a, 3914089d5, 52d0d671e;
 // _prune_filter_where at c2a3b9ce5 and 481156139).
 func (r Retention) predicate() (string, []any) {
-	where := "s.ended_at IS NOT NULL AND " + pruneAge[r.Age]
+	where := "s.ended_at IS NOT NULL AND " + ageExpr[r.Age] + " < ?"
 	args := []any{r.Cutoff}
 	if r.Source != "" {
 		where += " AND s.source = ?"

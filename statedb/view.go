@@ -340,20 +340,11 @@ func (v *View) Recover(ctx context.Context, rule sessionsjson.RecoveryRule, key,
 	return recoverWith(ctx, v.db.sql, rq, v.with(), key, source, peer)
 }
 
-// pruneAge is prune_sessions' age condition by rule; its one argument is the cutoff.
-var pruneAge = map[sessionsjson.PruneAge]string{
-	// hermes_state.py prune_sessions, b8663813b … c2a3b9ce5.
-	sessionsjson.PruneByStart: `s.started_at < ?`,
-	// _prune_filter_where last_active_before at 481156139 (a228b8150): the latest message,
-	// else started_at; last_activity_at is not read.
-	sessionsjson.PruneByInactivity: `COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at) < ?`,
-}
-
 // PruneCandidates lists the sessions prune_sessions(older_than_days) deletes on the view:
 // ended sessions older than cutoff (now - days·86400) by the age rule, oldest first.
 func (v *View) PruneCandidates(ctx context.Context, cutoff float64, age sessionsjson.PruneAge) ([]string, error) {
 	return v.queryIDs(ctx, "view: prune candidates", `SELECT s.id FROM sessions s WHERE s.ended_at IS NOT NULL AND `+
-		pruneAge[age]+` ORDER BY s.started_at, s.id`, cutoff)
+		ageExpr[age]+` < ? ORDER BY s.started_at, s.id`, cutoff)
 }
 
 // Ghosts lists the sessions prune_empty_ghost_sessions matches on the view at cutoff (now -

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -50,7 +49,10 @@ func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, more...)
-	return append(out, dbFiles(h)...), nil
+	if more, err = storage(ctx, h, deep); err != nil {
+		return nil, err
+	}
+	return append(out, more...), nil
 }
 
 func repairs(ctx context.Context, h *home.Home) ([]Finding, error) {
@@ -158,20 +160,6 @@ func oddValues(ctx context.Context, h *home.Home) ([]Finding, error) {
 			what, o.Value.Literal(), o.Value.Type, effect, fix)})
 	}
 	return out, nil
-}
-
-func dbFiles(h *home.Home) []Finding {
-	var out []Finding
-	if st, err := os.Stat(h.Opts.Home.StateDB() + "-wal"); err == nil && st.Size() > 64<<20 {
-		out = append(out, Finding{DBWALLarge, Warn, "state.db-wal", fmt.Sprintf("WAL is %d MiB: a reader holds checkpoints back; restart long-running Hermes processes", st.Size()>>20)})
-	}
-	if h.Schema.PageCount > 0 && float64(h.Schema.FreelistCount)/float64(h.Schema.PageCount) > 0.25 {
-		out = append(out, Finding{DBFreelist, Info, "state.db", fmt.Sprintf("%d of %d pages free: `hermes sessions optimize` with every Hermes process stopped reclaims them", h.Schema.FreelistCount, h.Schema.PageCount)})
-	}
-	if walResetBug(h.Schema.SQLiteVersion) {
-		out = append(out, Finding{DBWALResetBug, Info, "sqlite " + h.Schema.SQLiteVersion, "the SQLite linked into sessionctl has the WAL-reset bug (3.7.0–3.51.2): its writes stay short, but prefer a sessionctl built with SQLite ≥ 3.51.3"})
-	}
-	return out
 }
 
 // walResetBug reports SQLite versions 3.7.0 … 3.51.2 except the 3.50.7 and 3.44.6 backports.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/startup"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -37,6 +38,10 @@ type StatusData struct {
 	Gateway          string         `json:"gateway_detail"`
 	SQLiteVersion    string         `json:"sqlite_version,omitempty"`
 	Schema           *SchemaSummary `json:"schema,omitempty"`
+	// StartMaintenance is what the next start and the gateway's first hour do to storage
+	// (the contract's data.start_maintenance); null when StartMaintenanceUnknown says why.
+	StartMaintenance        *startup.StartMaintenance `json:"start_maintenance"`
+	StartMaintenanceUnknown string                    `json:"start_maintenance_unknown,omitempty"`
 }
 
 // SchemaSummary is the state.db schema as status reports it.
@@ -87,6 +92,9 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 			return StatusData{}, err
 		}
 		d.NextStart = PreviewStart(h, rows, rec)
+	}
+	if d.StartMaintenance, d.StartMaintenanceUnknown, err = startMaintenance(ctx, h); err != nil {
+		return StatusData{}, err
 	}
 	d.Counts = routingCounts(h)
 	if h.DB != nil {

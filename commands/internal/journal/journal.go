@@ -39,6 +39,17 @@ type Journal struct {
 	// what the change did with them: RowStoreDeleted or RowStoreRestored.
 	RowStore   string `json:"row_store,omitempty"`
 	RowStoreOp string `json:"row_store_op,omitempty"`
+	// Operation records a change that keeps no images: one of derived data only (fts
+	// rebuild), which undo has nothing to restore of (docs/decisions.md).
+	Operation *Operation `json:"operation,omitempty"`
+}
+
+// Operation is the record of a change to derived data: what ran, on what, and why it keeps
+// no before-image.
+type Operation struct {
+	Kind    string   `json:"kind"`
+	Targets []string `json:"targets"`
+	Note    string   `json:"note"`
 }
 
 // What a change did with the rows of its row store.

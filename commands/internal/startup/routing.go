@@ -1,4 +1,4 @@
-package upgrade
+package startup
 
 import (
 	"cmp"
@@ -246,20 +246,4 @@ func (l *storeLoad) report(own *storeLoad) Routing {
 		r.Changed = []Changed{}
 	}
 	return r
-}
-
-// peerFills is what the v18 migration copies from sessions.json into the rows its entries
-// point at that the recovery lookups read (session_key, chat_id, chat_type, thread_id;
-// gatewayEntries has which entries and values, as the step's json.load and loop see them).
-func peerFills(h *home.Home) ([]statedb.PeerFill, error) {
-	entries, err := gatewayEntries(h)
-	if err != nil {
-		return nil, err
-	}
-	fills := make([]statedb.PeerFill, len(entries))
-	for i, e := range entries {
-		v := e.values
-		fills[i] = statedb.PeerFill{ID: e.id, SessionKey: v["session_key"], ChatID: v["chat_id"], ChatType: v["chat_type"], ThreadID: v["thread_id"]}
-	}
-	return fills, nil
 }

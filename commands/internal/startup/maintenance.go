@@ -1,4 +1,4 @@
-package upgrade
+package startup
 
 import (
 	"context"
@@ -31,16 +31,17 @@ const (
 
 // Start predicts, read-only, what the first start of the target generation does to the home
 // after its open, under the target's rules and defaults and the home's config.yaml, at the
-// home's clock (h.Opts.Clock), in the runtime's order (the package comment's steps 2–5): the
-// gateway's auto-prune, the routing store's first load, the CLI's latched repairs and
-// auto-prune, the gateway's first-hour entries prune. Each step sees what the earlier ones
-// changed (statedb.View). Routing.LoadedByFrom and Dropped.LoadedByFrom come from the home's
-// own generation's load (h.Rules) of the home as it is.
-func Start(ctx context.Context, h *home.Home, to Target) (Routing, StartMaintenance, error) {
+// home's clock (h.Opts.Clock), in the runtime's order (the package upgrade comment's steps
+// 2–5): the gateway's auto-prune, the routing store's first load, the CLI's latched repairs
+// and auto-prune, the gateway's first-hour entries prune. Each step sees what the earlier ones
+// changed (statedb.View). fills is the v18 backfill the target's open runs (nil when it runs
+// none). Routing.LoadedByFrom and Dropped.LoadedByFrom come from the home's own generation's
+// load (h.Rules) of the home as it is.
+func Start(ctx context.Context, h *home.Home, to Target, fills []statedb.PeerFill) (Routing, StartMaintenance, error) {
 	if h.DBErr != nil {
 		return Routing{}, StartMaintenance{}, fmt.Errorf("%w: %v", ErrNoDatabase, h.DBErr)
 	}
-	s, err := newStartRun(ctx, h, to)
+	s, err := newStartRun(ctx, h, to, fills)
 	if err != nil {
 		return Routing{}, StartMaintenance{}, err
 	}
@@ -51,6 +52,21 @@ func Start(ctx context.Context, h *home.Home, to Target) (Routing, StartMaintena
 	}
 	s.firstHour()
 	return s.routing, s.maint, s.close()
+}
+
+// Own is the home's own generation as a start's target: its rules, and the schema its open
+// writes (the file's when the file is newer than the generation's code, as within a
+// generation's range). Its open never runs the v18 backfill: no generation's range crosses v18
+// (r0703 writes v17 and reads v18, r0715 starts at v19).
+func Own(h *home.Home) Target {
+	return Target{Gen: h.Gen, Rules: h.Rules, Schema: max(sessionsjson.CodeSchema(h.Gen), h.Schema.Version)}
+}
+
+// Next is what the home's own generation's next start and first hour do to its storage
+// (status's data.start_maintenance).
+func Next(ctx context.Context, h *home.Home) (StartMaintenance, error) {
+	_, m, err := Start(ctx, h, Own(h), nil)
+	return m, err
 }
 
 // startRun is one predicted start: the view of state.db, the settings read from config.yaml,
@@ -69,17 +85,10 @@ type startRun struct {
 }
 
 // newStartRun prepares the start: the view as the target's open leaves the file (its added
-// columns, the v18 backfill when it runs it) and the auto-prune settings.
-func newStartRun(ctx context.Context, h *home.Home, to Target) (*startRun, error) {
+// columns, the v18 backfill fills when it runs it) and the auto-prune settings.
+func newStartRun(ctx context.Context, h *home.Home, to Target, fills []statedb.PeerFill) (*startRun, error) {
 	s := &startRun{h: h, rules: to.Rules, now: h.Opts.Clock.Unix, meta: map[string]string{}}
 	if h.DB != nil {
-		var fills []statedb.PeerFill
-		if from := migratesFrom(h, to); from < statedb.PeerBackfillVersion && to.Schema >= statedb.PeerBackfillVersion {
-			var err error
-			if fills, err = peerFills(h); err != nil {
-				return nil, err
-			}
-		}
 		var err error
 		if s.view, err = h.DB.NewView(ctx, to.Schema, fills); err != nil {
 			return nil, fmt.Errorf("state.db: %w", err)
@@ -103,15 +112,6 @@ func (s *startRun) close() error {
 		return nil
 	}
 	return s.view.Close()
-}
-
-// migratesFrom is the schema_version the target's migration starts from: the file's, or,
-// without a schema_version row, the target's own (its open inserts it and migrates nothing).
-func migratesFrom(h *home.Home, to Target) int {
-	if h.Schema.VersionMissing {
-		return to.Schema
-	}
-	return h.Schema.Version
 }
 
 // getMeta reads state_meta as the start left it so far.
