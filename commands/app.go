@@ -111,6 +111,10 @@ func allCommands() []*cli.Command {
 		finalizeOrphansCommand(),
 		pruneGhostsCommand(),
 		maintainCommand(),
+		compactCommand(),
+		backupCommand(),
+		restoreCommand(),
+		holdersCommand(),
 		undoCommand(),
 		demoCommand(),
 	}

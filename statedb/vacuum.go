@@ -44,9 +44,10 @@ func VacuumSteps(rule sessionsjson.VacuumRule) []string {
 type VacuumResult struct {
 	// Optimized lists the FTS tables optimize_fts() merged.
 	Optimized []string
-	// Skipped maps an FTS table of the rule that was not optimized to why: not queryable
-	// here (absent, or its tokenizer not loadable: the runtime skips it too) or the error
-	// of its 'optimize' (the runtime logs it and goes on).
+	// Skipped maps an FTS table of the rule that the file has but that was not optimized to
+	// why: not queryable here (its tokenizer not loadable: the runtime without it skips it
+	// too) or the error of its 'optimize' (the runtime logs it and goes on). A table the file
+	// lacks is passed over silently, as the runtime does.
 	Skipped map[string]string
 	// Vacuumed: VACUUM committed.
 	Vacuumed bool
@@ -76,8 +77,9 @@ func Vacuum(ctx context.Context, path string, rule sessionsjson.VacuumRule, fts 
 	defer db.Close()
 	for _, t := range fts {
 		switch err := optimizeFTS(ctx, db, t); {
+		case errors.Is(err, errAbsent):
 		case errors.Is(err, errNotQueryable):
-			res.Skipped[t] = "not queryable here (absent, or its tokenizer cannot be loaded): skipped, as the runtime does"
+			res.Skipped[t] = "not queryable here (its tokenizer cannot be loaded): not optimized, as the runtime without it does"
 		case err != nil:
 			res.Skipped[t] = "optimize failed: " + err.Error()
 		default:
@@ -102,8 +104,18 @@ func Vacuum(ctx context.Context, path string, rule sessionsjson.VacuumRule, fts 
 // errNotQueryable: `SELECT 1 FROM t LIMIT 0` fails (the runtime's _fts_table_exists).
 var errNotQueryable = errors.New("not queryable")
 
+// errAbsent: the file has no such table (the runtime's probe fails the same way, silently).
+var errAbsent = errors.New("absent")
+
 // optimizeFTS merges one FTS5 index into one segment, when it is queryable.
 func optimizeFTS(ctx context.Context, db *sql.DB, table string) error {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errAbsent
+	}
 	q := quoteIdent(table)
 	if _, err := db.ExecContext(ctx, "SELECT 1 FROM "+q+" LIMIT 0"); err != nil {
 		return errNotQueryable

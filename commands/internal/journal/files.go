@@ -246,6 +246,9 @@ func (j *Journal) ForHome(home sessionsjson.Home) error {
 			f.AfterStash = rebase(f.AfterStash)
 		}
 	}
+	if j.Swap != nil {
+		j.Swap.Saved, j.Swap.Backup = rebase(j.Swap.Saved), rebase(j.Swap.Backup)
+	}
 	j.Home = home.Dir
 	return nil
 }
