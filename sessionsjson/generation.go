@@ -176,9 +176,8 @@ type Maintenance struct {
 	Defaults SessionsConfig
 	// Vacuum is the generation's SessionDB.vacuum(), which `compact` runs.
 	Vacuum VacuumRule
-	// OptimizeFTS lists the FTS5 tables the generation's optimize_fts() merges before its
-	// VACUUM, each only when it is queryable (nil: vacuum() optimizes nothing).
-	OptimizeFTS []string
+	// OptimizeFTS is the generation's optimize_fts(), which vacuum() runs before VACUUM.
+	OptimizeFTS FTSOptimize
 }
 
 // VacuumRule selects which generation's SessionDB.vacuum() `compact` runs (statedb/vacuum.go
@@ -198,12 +197,31 @@ const (
 	VacuumCheckpointAround
 )
 
-// FTS tables of optimize_fts(): messages_fts and messages_fts_trigram since 38695254f
-// (2026-05-29, r0703 and r0715), messages_fts_cjk too since f13f84511 (r0817).
-var (
-	optimizeFTSV17 = []string{"messages_fts", "messages_fts_trigram"}
-	optimizeFTSV26 = []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"}
+// FTSOptimize selects the FTS5 tables a generation's optimize_fts() merges, each only when it
+// is queryable (Tables).
+type FTSOptimize int
+
+// optimize_fts() rules.
+const (
+	// FTSOptimizeNone: no optimize_fts() (before 38695254f: r0418 … r0525).
+	FTSOptimizeNone FTSOptimize = iota
+	// FTSOptimizeV17: messages_fts and messages_fts_trigram (38695254f, 2026-05-29; r0703,
+	// r0715).
+	FTSOptimizeV17
+	// FTSOptimizeV26: messages_fts_cjk too (f13f84511; r0817).
+	FTSOptimizeV26
 )
+
+// Tables lists the FTS5 tables of the rule, in the runtime's order.
+func (f FTSOptimize) Tables() []string {
+	switch f {
+	case FTSOptimizeV17:
+		return []string{"messages_fts", "messages_fts_trigram"}
+	case FTSOptimizeV26:
+		return []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"}
+	}
+	return nil
+}
 
 // SessionsConfig is the sessions: section of config.yaml as maybe_auto_prune_and_vacuum's
 // callers read it.
@@ -265,7 +283,7 @@ var (
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
 		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715, Recovery: RecoveryV17,
-		Maintenance: Maintenance{AutoPrune: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst, OptimizeFTS: optimizeFTSV17}}
+		Maintenance: Maintenance{AutoPrune: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst, OptimizeFTS: FTSOptimizeV17}}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.
@@ -302,7 +320,7 @@ var generations = []generationRow{
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
 		r.GatewayRouting, r.Recovery = true, RecoveryV26
 		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                // a228b8150, bd856a02f
-		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, optimizeFTSV26 // 9cf4fe551, f13f84511
+		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, FTSOptimizeV26 // 9cf4fe551, f13f84511
 	})},
 }
 

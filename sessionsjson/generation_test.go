@@ -185,8 +185,8 @@ func TestVacuumRules(t *testing.T) {
 		{GenR0703, VacuumCheckpointFirst, 2}, {GenR0715, VacuumCheckpointFirst, 2}, {GenR0817, VacuumCheckpointAround, 3},
 	} {
 		m := RulesFor(tt.gen).Maintenance
-		if m.Vacuum != tt.vacuum || len(m.OptimizeFTS) != tt.fts {
-			t.Errorf("%s: vacuum %d with %d FTS tables, want %d with %d", tt.gen, m.Vacuum, len(m.OptimizeFTS), tt.vacuum, tt.fts)
+		if m.Vacuum != tt.vacuum || len(m.OptimizeFTS.Tables()) != tt.fts {
+			t.Errorf("%s: vacuum %d with %d FTS tables, want %d with %d", tt.gen, m.Vacuum, len(m.OptimizeFTS.Tables()), tt.vacuum, tt.fts)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/holders"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -37,6 +38,9 @@ type StatusData struct {
 	Gateway          string         `json:"gateway_detail"`
 	SQLiteVersion    string         `json:"sqlite_version,omitempty"`
 	Schema           *SchemaSummary `json:"schema,omitempty"`
+	// Holders are the processes holding state.db, its -wal or -shm, or sessions.json open,
+	// deleted generations included (null where the platform cannot tell).
+	Holders *holders.Scan `json:"holders"`
 }
 
 // SchemaSummary is the state.db schema as status reports it.
@@ -80,6 +84,7 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 		RestartCounts: countsMap(h),
 		CleanShutdown: h.CleanShutdown,
 		Gateway:       h.Gateway.Detail,
+		Holders:       holdersStatus(h),
 	}
 	if d.NextStartUnknown = PreviewUnknown(h); d.NextStartUnknown == "" {
 		rec, err := h.Recoveries(ctx, rows)

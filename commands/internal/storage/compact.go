@@ -65,11 +65,11 @@ func Compact(ctx context.Context, h *home.Home, apply bool, into string) (repair
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("compact: generation %s has no vacuum() (it arrived with b8663813b, r0506): its runtime never compacts state.db; use compact --into FILE for a compacted copy", h.Gen))
 	}
 	d.Steps = compactSteps(m, before)
-	d.Reclaimable = reclaimable(before, m.OptimizeFTS)
+	d.Reclaimable = reclaimable(before, m.OptimizeFTS.Tables())
 	if d.Space, err = needSpace(compactDemands(h, before)); err != nil {
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, err)
 	}
-	plan := repair.Outcome{Changes: compactChanges(before, nil, m.OptimizeFTS)}
+	plan := repair.Outcome{Changes: compactChanges(before, nil, m.OptimizeFTS.Tables())}
 	if !apply {
 		return plan, d, nil
 	}
@@ -81,7 +81,7 @@ func Compact(ctx context.Context, h *home.Home, apply bool, into string) (repair
 // the file has, then the rule's checkpoints and VACUUM.
 func compactSteps(m sessionsjson.Maintenance, p statedb.Physical) []string {
 	var out []string
-	for _, t := range m.OptimizeFTS {
+	for _, t := range m.OptimizeFTS.Tables() {
 		if _, ok := p.FTSSegments[t]; ok {
 			out = append(out, "INSERT INTO "+t+"("+t+") VALUES('optimize')")
 		}
@@ -164,7 +164,7 @@ func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Out
 	}
 	h.Close() // vacuum() needs the database alone: this process's reader goes too
 	m := h.Rules.Maintenance
-	res, err := statedb.Vacuum(ctx, h.Opts.Home.StateDB(), m.Vacuum, m.OptimizeFTS)
+	res, err := statedb.Vacuum(ctx, h.Opts.Home.StateDB(), m.Vacuum, m.OptimizeFTS.Tables())
 	d.Optimized, d.Skipped = append(d.Optimized, res.Optimized...), res.Skipped
 	out := repair.Outcome{Applied: true, Journals: []string{path}, Findings: skippedFindings(res.Skipped)}
 	if err != nil {
