@@ -35,7 +35,13 @@ func runHolders(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return storageReport(o, h, repair.Outcome{}, s, s.Lines())
+	if o.json {
+		return emitJSON(o, newEnvelope(h, o, result{data: s}))
+	}
+	if !o.quiet {
+		printLines(o, s.Lines())
+	}
+	return nil
 }
 
 func compactCommand() *cli.Command {
@@ -145,27 +151,28 @@ func finishStorage(o *options, h *home.Home, out repair.Outcome, d lined, err er
 	return storageReport(o, h, out, d, d.Lines())
 }
 
-// storageReport prints the lines, then the outcome as report does (data in --json).
+// storageReport prints the lines, then the outcome as report does (data in --json); what was
+// written outside the home's data (no journal) is reported as done.
 func storageReport(o *options, h *home.Home, out repair.Outcome, data any, text []string) error {
 	res := outcomeResult(out)
 	res.data = data
 	if !o.json && !o.quiet {
 		printLines(o, text)
 	}
-	switch {
-	case o.json || len(out.Journals) > 0:
+	if o.json || len(out.Journals) > 0 || !out.Applied {
 		return report(o, h, res)
-	case !o.quiet || len(out.Findings) > 0:
+	}
+	// written outside the home's data (a backup, a copy): no journal
+	if !o.quiet || len(out.Findings) > 0 {
 		printFindings(o, out.Findings)
 	}
-	if out.Applied && !o.quiet { // written outside the home's data: no journal
-		if err := printChanges(o, out.Changes); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.stdout, "done: %d file%s written or removed\n", len(out.Changes), plural(len(out.Changes), "", "s"))
-	} else if len(out.Changes) > 0 {
-		return report(o, h, res)
+	if o.quiet {
+		return nil
 	}
+	if err := printChanges(o, out.Changes); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "done: %d change%s\n", len(out.Changes), plural(len(out.Changes), "", "s"))
 	return nil
 }
 
