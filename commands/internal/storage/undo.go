@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -38,12 +39,26 @@ func UndoRestore(ctx context.Context, h *home.Home, path string, j *journal.Jour
 	}
 	d := &RestoreData{Backup: saved, Manifest: vd.Manifest}
 	out := repair.Outcome{Changes: swapChanges(h.Opts.Home, actions, d)}
+	if apply {
+		removeStaged(h, j)
+	}
 	if !apply || len(actions) == 0 {
 		return out, d, nil
 	}
 	res, err := swap(ctx, h, saved, vd.Manifest, actions, out.Changes)
 	d.Saved = res.saved
 	return res.Outcome, d, err
+}
+
+// removeStaged removes the copies a restore stopped part-way left staged beside their
+// targets (its own temporary files; a re-run of the restore replaces them too).
+func removeStaged(h *home.Home, j *journal.Journal) {
+	for _, f := range j.Swap.Files {
+		if f.Restored != nil {
+			target := filepath.Join(h.Opts.Home.Dir, filepath.FromSlash(f.Path))
+			_ = os.Remove(filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+stagedSuffix))
+		}
+	}
 }
 
 // checkSwapJournal refuses a restore journal whose stash is not its own, or that names a file
