@@ -155,6 +155,11 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		{"repoint"},
 		{"resume", "clear", "--stale"},
 		{"suspend-stuck"},
+		{"compact"},
+		{"holders"},
+		{"backup"},
+		{"restore", filepath.Join(home, "sessionctl", "backups", "20260716T093000Z")},
+		{"backup", "verify", filepath.Join(home, "sessionctl", "backups", "20260716T093000Z")},
 	}
 	seen := map[string]bool{}
 	for _, args := range runs {
