@@ -106,21 +106,38 @@ func restoreCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return usagef("restore takes exactly one BACKUP directory")
 			}
-			return runStorage(c, "restore", func(r *repair.Run) (repair.Outcome, lined, error) {
-				return lines(storage.Restore(c.Context, r.H, c.Args().First(), r.Apply))
+			o, err := loadOptions(c, "restore")
+			if err != nil {
+				return err
+			}
+			return runRestore(c, o, func(h *home.Home, apply bool) (repair.Outcome, lined, error) {
+				return lines(storage.Restore(c.Context, h, c.Args().First(), apply))
 			})
 		}}
 }
 
 // runUndoRestore undoes a restore's journal (undo dispatches here for a journal with a swap).
 func runUndoRestore(c *cli.Context, o *options, path string, j *journal.Journal) error {
-	r, err := startRun(c, o, home.Database)
+	return runRestore(c, o, func(h *home.Home, apply bool) (repair.Outcome, lined, error) {
+		return lines(storage.UndoRestore(c.Context, h, path, j, apply))
+	})
+}
+
+// runRestore opens the home as a restore needs it (a state.db SQLite cannot read is what it
+// replaces) and runs it, --apply refused on a home sessionctl may not write.
+func runRestore(c *cli.Context, o *options, run func(*home.Home, bool) (repair.Outcome, lined, error)) error {
+	h, err := storage.OpenHome(c.Context, o.Options)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	out, d, err := storage.UndoRestore(c.Context, r.H, path, j, r.Apply)
-	return finishStorage(o, r.H, out, d, err)
+	defer h.Close()
+	if c.Bool("apply") {
+		if err := (&repair.Run{H: h}).CheckWritable(); err != nil {
+			return err
+		}
+	}
+	out, d, err := run(h, c.Bool("apply"))
+	return finishStorage(o, h, out, d, err)
 }
 
 // lined is a command's data that words itself for the text output.

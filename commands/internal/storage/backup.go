@@ -59,6 +59,9 @@ type Manifest struct {
 	// Absent lists the files of the core set (state.db, sessions.json, the counts file) the
 	// home did not have: restore removes them.
 	Absent []string `json:"absent"`
+	// RawStateDB: state.db could not be read as a database (a restore saving a corrupt one)
+	// and was copied byte for byte; verify does not check its integrity.
+	RawStateDB bool `json:"raw_state_db,omitempty"`
 }
 
 // ManifestFile is one file of a backup.
@@ -240,6 +243,7 @@ func fillBackup(ctx context.Context, h *home.Home, db *statedb.DB, dir, kind str
 		if err != nil {
 			return nil, err
 		}
+		m.RawStateDB = m.RawStateDB || (rel == relStateDB && present && db == nil)
 		if present {
 			m.Files = append(m.Files, f)
 		} else if isCore(rel) {
@@ -254,8 +258,12 @@ func fillBackup(ctx context.Context, h *home.Home, db *statedb.DB, dir, kind str
 func copyOne(ctx context.Context, h sessionsjson.Home, db *statedb.DB, rel, dst string) (ManifestFile, bool, error) {
 	src := filepath.Join(h.Dir, filepath.FromSlash(rel))
 	if rel == relStateDB {
-		if db == nil {
-			return ManifestFile{}, false, nil
+		if db == nil { // none, or none SQLite can read: as it is (no process holds it)
+			d, err := copyFile(src, dst)
+			if errors.Is(err, fs.ErrNotExist) {
+				return ManifestFile{}, false, nil
+			}
+			return ManifestFile{Path: rel, Size: d.Size, SHA256: d.SHA256}, err == nil, err
 		}
 		if err := db.Snapshot(ctx, dst); err != nil {
 			return ManifestFile{}, false, err

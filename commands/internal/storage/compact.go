@@ -143,7 +143,7 @@ func compactChanges(before statedb.Physical, after *statedb.Physical, fts []stri
 // applyCompact runs vacuum() under sessionctl's lock, with the database to itself, after
 // writing the journal that records the operation.
 func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Outcome, error) {
-	if err := refuseShared(h, "compact"); err != nil {
+	if err := refuseShared(h, "compact", false); err != nil {
 		return repair.Outcome{}, err
 	}
 	if err := refuseShort("compact", d.Space); err != nil {
@@ -154,7 +154,7 @@ func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Out
 		return repair.Outcome{}, err
 	}
 	defer release()
-	if err := refuseShared(h, "compact"); err != nil { // again, under the lock
+	if err := refuseShared(h, "compact", false); err != nil { // again, under the lock
 		return repair.Outcome{}, err
 	}
 	path := journal.NewPath(h.Opts.Home.JournalDir(), h.Opts.Command)

@@ -149,7 +149,7 @@ type swapResult struct {
 // sidecars moved aside, the renames. A failure before the first rename changes nothing
 // (exit 5); one after is Incomplete (exit 6) with the journal named.
 func swap(ctx context.Context, h *home.Home, src string, m *Manifest, actions []fileAction, changes []repair.Change) (swapResult, error) {
-	if err := refuseShared(h, h.Opts.Command); err != nil {
+	if err := refuseShared(h, h.Opts.Command, true); err != nil {
 		return swapResult{}, err
 	}
 	release, err := home.Lock(h.Opts.Home)
@@ -157,7 +157,7 @@ func swap(ctx context.Context, h *home.Home, src string, m *Manifest, actions []
 		return swapResult{}, err
 	}
 	defer release()
-	if err := refuseShared(h, h.Opts.Command); err != nil {
+	if err := refuseShared(h, h.Opts.Command, true); err != nil {
 		return swapResult{}, err
 	}
 	h.Close() // the home's files are about to be replaced: this process's reader goes first
@@ -228,12 +228,16 @@ func saveCurrent(ctx context.Context, h *home.Home, path, src string, actions []
 }
 
 // openCurrent opens the home's state.db read-write for the backup of what a restore
-// replaces; nil when there is none.
+// replaces; nil when there is none, or when it is not a database SQLite can read (corrupt,
+// zeroed: then it is saved byte for byte, no process holding it).
 func openCurrent(ctx context.Context, h *home.Home) (*statedb.DB, error) {
 	if _, err := os.Lstat(h.Opts.Home.StateDB()); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	db, err := statedb.OpenWrite(ctx, h.Opts.Home.StateDB())
+	if errors.Is(err, statedb.ErrCorrupt) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("%s: cannot back up the current state.db first (%w); nothing was changed", h.Opts.Command, err))
 	}

@@ -6,6 +6,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,16 +17,30 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/holders"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
 // ErrGatewayRunning refuses a write that needs the database alone while a gateway runs.
 var ErrGatewayRunning = errors.New("a gateway is running (stop it first)")
 
+// OpenHome opens the home for restore and its undo: as home.Database, and when its state.db
+// cannot be read as a database (corrupt, zeroed) with h.DBErr set instead of failing — a
+// restore is what mends such a home.
+func OpenHome(ctx context.Context, o home.Options) (*home.Home, error) {
+	h, err := home.Open(ctx, o, home.Database)
+	if !errors.Is(err, statedb.ErrCorrupt) {
+		return h, err
+	}
+	return &home.Home{Opts: o, Gateway: sessionsjson.DetectGateway(o.Home), DBErr: err, Gen: sessionsjson.GenUnknown,
+		Rules: sessionsjson.RulesFor(sessionsjson.GenUnknown)}, nil
+}
+
 // refuseShared refuses (exit 3) a write that needs the database to itself: a running gateway,
 // another process holding state.db, its -wal or -shm (holders), the runtime's repair lock;
-// and (exit 4) a repair ledger that gave up on the file or files it cannot write.
-func refuseShared(h *home.Home, what string) error {
+// and (exit 4) files it cannot write, and, unless the write replaces state.db (a restore),
+// a repair ledger that gave up on the file.
+func refuseShared(h *home.Home, what string, replaces bool) error {
 	if h.Gateway.Running {
 		return failure.Mark(failure.Refused, fmt.Errorf("%s: %w (%s)", what, ErrGatewayRunning, h.Gateway.Detail))
 	}
@@ -36,6 +51,11 @@ func refuseShared(h *home.Home, what string) error {
 		return nil
 	}
 	err := statedb.CheckWriteSafety(h.Opts.Home.StateDB())
+	if errors.Is(err, statedb.ErrRepairAbandoned) || errors.Is(err, statedb.ErrRepairLedger) {
+		if replaces { // a restore replaces the file the ledger gave up on
+			err = statedb.CheckWritable(h.Opts.Home.StateDB())
+		}
+	}
 	if err == nil {
 		return nil
 	}

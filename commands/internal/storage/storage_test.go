@@ -482,3 +482,55 @@ func TestRestoreRefusesGateway(t *testing.T) {
 		t.Error("a refused run created the journal directory")
 	}
 }
+
+// TestRestoreOverCorrupt: a home whose state.db SQLite cannot read (here zeroed) is restored
+// from a backup; what it replaced is saved byte for byte (verify skips its integrity), and
+// undo puts those bytes back.
+func TestRestoreOverCorrupt(t *testing.T) {
+	ctx := context.Background()
+	dir := copyHome(t, "r0715-c2a3b9ce5")
+	_, bd, err := Backup(ctx, open(t, dir, "backup"), BackupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "state.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		data[i] = 0
+	}
+	writeFile(t, db, string(data))
+	if _, err := home.Open(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "restore"}, home.Database); !errors.Is(err, statedb.ErrCorrupt) {
+		t.Fatalf("the zeroed home opens: %v", err)
+	}
+	h, err := OpenHome(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "restore", Warn: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, rd, err := Restore(ctx, h, bd.Backup, true)
+	if err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	assertIntegrity(t, db)
+	m, err := ReadManifest(rd.Saved)
+	if err != nil || !m.RawStateDB {
+		t.Fatalf("saved manifest: %+v %v", m, err)
+	}
+	j, err := journal.Read(out.Journal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = OpenHome(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "undo", Warn: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, _, err := UndoRestore(ctx, h, out.Journal(), j, true); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if got, _ := os.ReadFile(db); string(got) != string(data) {
+		t.Error("undo did not put the zeroed bytes back")
+	}
+}

@@ -48,7 +48,7 @@ func Verify(ctx context.Context, dir string) (*VerifyData, []check.Finding, erro
 		d.Files++
 		d.Bytes += f.Size
 	}
-	if len(findings) == 0 && hasFile(m, relStateDB) {
+	if len(findings) == 0 && hasFile(m, relStateDB) && !m.RawStateDB {
 		d.Integrity = integrity(ctx, filepath.Join(abs, relStateDB))
 		if d.Integrity != "ok" {
 			findings = append(findings, check.Finding{Check: check.BackupIntegrity, Severity: check.Error, Subject: relStateDB,
