@@ -114,6 +114,10 @@ func allCommands() []*cli.Command {
 		pruneGhostsCommand(),
 		pruneCommand(),
 		maintainCommand(),
+		compactCommand(),
+		backupCommand(),
+		restoreCommand(),
+		holdersCommand(),
 		undoCommand(),
 		demoCommand(),
 	}

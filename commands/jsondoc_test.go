@@ -158,6 +158,11 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		{"prune", "--older-than", "7d"},
 		{"prune", "--older-than", "7d", "--apply"},
 		{"space"},
+		{"compact"},
+		{"holders"},
+		{"backup"},
+		{"restore", filepath.Join(home, "sessionctl", "backups", "20260716T093000Z")},
+		{"backup", "verify", filepath.Join(home, "sessionctl", "backups", "20260716T093000Z")},
 	}
 	seen := map[string]bool{}
 	for _, args := range runs {

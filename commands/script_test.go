@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"sessionctl": func() { os.Exit(Run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
 		"holdflock":  holdFlock,
+		"holdopen":   holdOpen,
 	})
 }
 
@@ -49,6 +50,26 @@ func holdFlock() {
 		os.Exit(1)
 	}
 	time.Sleep(time.Hour)
+}
+
+// holdOpen is a helper program: `holdopen FILE READY` opens FILE read-only, creates READY
+// and sleeps until killed, holding the descriptor (a stand-in for a process that holds the
+// database open, such as a gateway or a sqlite3 shell).
+func holdOpen() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: holdopen FILE READY")
+		os.Exit(2)
+	}
+	f, err := os.Open(os.Args[1])
+	if err == nil {
+		err = os.WriteFile(os.Args[2], []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	time.Sleep(time.Hour)
+	f.Close()
 }
 
 func TestScripts(t *testing.T) {

@@ -74,6 +74,7 @@ func printStatus(o *options, h *home.Home, d check.StatusData, findings []check.
 	fmt.Fprintf(w, "sessions    %d (%d open, %d ended), %d messages\n", c.Sessions, c.OpenSessions, c.EndedSessions, c.Messages)
 	fmt.Fprintf(w, "counts      %s\n", check.CountsText(h))
 	fmt.Fprintf(w, "shutdown    %s\n", check.ShutdownText(h))
+	fmt.Fprintf(w, "holders     %s\n", d.HoldersText())
 	printFindings(o, findings)
 	fmt.Fprintln(w, "next start, storage:")
 	for _, line := range check.StartMaintenanceText(h, d) {

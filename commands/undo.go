@@ -41,6 +41,9 @@ func runUndo(c *cli.Context) error {
 		// names the home it changed, and that one is meant
 		o.Home.Dir, o.Home.Profile, o.Home.ProfileSource = j.Home, "", ""
 	}
+	if j.Swap != nil { // a restore's journal: swap the saved files back
+		return runUndoRestore(c, o, path, j)
+	}
 	r, err := startRun(c, o, home.Restore) // keeps the mirror: undo compares and restores its entries
 	if err != nil {
 		return err

@@ -184,6 +184,53 @@ type Maintenance struct {
 	// Defaults are the sessions: defaults of the generation's DEFAULT_CONFIG
 	// (hermes_cli/config.py; hermes_cli/config_defaults.py at 481156139).
 	Defaults SessionsConfig
+	// Vacuum is the generation's SessionDB.vacuum(), which `compact` runs.
+	Vacuum VacuumRule
+	// OptimizeFTS is the generation's optimize_fts(), which vacuum() runs before VACUUM.
+	OptimizeFTS FTSOptimize
+}
+
+// VacuumRule selects which generation's SessionDB.vacuum() `compact` runs (statedb/vacuum.go
+// has the statements of each).
+type VacuumRule int
+
+// vacuum() rules.
+const (
+	// VacuumNone: the generation has no vacuum() (r0418; it arrived with b8663813b).
+	VacuumNone VacuumRule = iota
+	// VacuumCheckpointFirst: a TRUNCATE checkpoint (errors ignored), then VACUUM
+	// (b8663813b, 2026-04-22; r0506 … r0715).
+	VacuumCheckpointFirst
+	// VacuumCheckpointAround: a PASSIVE checkpoint (errors ignored), VACUUM, then a TRUNCATE
+	// checkpoint (errors ignored): ba80f3b86 made the first one PASSIVE, 9cf4fe551 added the
+	// last (r0817).
+	VacuumCheckpointAround
+)
+
+// FTSOptimize selects the FTS5 tables a generation's optimize_fts() merges, each only when it
+// is queryable (Tables).
+type FTSOptimize int
+
+// optimize_fts() rules.
+const (
+	// FTSOptimizeNone: no optimize_fts() (before 38695254f: r0418 … r0525).
+	FTSOptimizeNone FTSOptimize = iota
+	// FTSOptimizeV17: messages_fts and messages_fts_trigram (38695254f, 2026-05-29; r0703,
+	// r0715).
+	FTSOptimizeV17
+	// FTSOptimizeV26: messages_fts_cjk too (f13f84511; r0817).
+	FTSOptimizeV26
+)
+
+// Tables lists the FTS5 tables of the rule, in the runtime's order.
+func (f FTSOptimize) Tables() []string {
+	switch f {
+	case FTSOptimizeV17:
+		return []string{"messages_fts", "messages_fts_trigram"}
+	case FTSOptimizeV26:
+		return []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"}
+	}
+	return nil
 }
 
 // SessionsConfig is the sessions: section of config.yaml as maybe_auto_prune_and_vacuum's
@@ -239,14 +286,14 @@ var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
 	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
 		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715, JSONLTranscripts: true,
-		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig}}
+		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst}}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
 	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
 		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715, Recovery: RecoveryV17,
-		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig}}
+		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst, OptimizeFTS: FTSOptimizeV17}}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.
@@ -254,7 +301,7 @@ var generations = []generationRow{
 	{1, 6, 6, "", with(legacyLoad, func(r *Rules) { // cb4addaca, 2026-04-18: no Platform._missing_ yet
 		r.Generation, r.CrashRecoverySetsSuspended, r.FinalizedFlag, r.DBRepairs = GenR0418, true, "memory_flushed", false
 		r.Platforms, r.NormalisePlatform, r.Tip = platformsR0418, false, TipNone
-		r.Maintenance = Maintenance{Defaults: defaultSessionsConfig} // no maybe_auto_prune_and_vacuum before b8663813b
+		r.Maintenance = Maintenance{Defaults: defaultSessionsConfig} // no maybe_auto_prune_and_vacuum nor vacuum() before b8663813b
 	})},
 	{7, 11, 11, "", with(legacyLoad, func(r *Rules) { r.Generation, r.Platforms = GenR0506, platformsR0506 })}, // 3b750715a
 	{12, 16, 13, "", with(legacyLoad, func(r *Rules) { // 3914089d5; auto-resume since fad684b1f
@@ -282,7 +329,8 @@ var generations = []generationRow{
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
 		r.GatewayRouting, r.Recovery = true, RecoveryV26
-		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true // a228b8150, bd856a02f
+		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                // a228b8150, bd856a02f
+		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, FTSOptimizeV26 // 9cf4fe551, f13f84511
 	})},
 }
 

@@ -172,3 +172,21 @@ func TestStartRules(t *testing.T) {
 		}
 	}
 }
+
+// TestVacuumRules: each generation's vacuum() and the FTS tables its optimize_fts() merges
+// (the hygiene fixtures' compact cases: r0418 has none, r0506/r0525 no FTS optimize).
+func TestVacuumRules(t *testing.T) {
+	for _, tt := range []struct {
+		gen    Generation
+		vacuum VacuumRule
+		fts    int
+	}{
+		{GenR0418, VacuumNone, 0}, {GenR0506, VacuumCheckpointFirst, 0}, {GenR0525, VacuumCheckpointFirst, 0},
+		{GenR0703, VacuumCheckpointFirst, 2}, {GenR0715, VacuumCheckpointFirst, 2}, {GenR0817, VacuumCheckpointAround, 3},
+	} {
+		m := RulesFor(tt.gen).Maintenance
+		if m.Vacuum != tt.vacuum || len(m.OptimizeFTS.Tables()) != tt.fts {
+			t.Errorf("%s: vacuum %d with %d FTS tables, want %d with %d", tt.gen, m.Vacuum, len(m.OptimizeFTS.Tables()), tt.vacuum, tt.fts)
+		}
+	}
+}

@@ -3,8 +3,9 @@
 // rows, and the runtime's two latched repairs (finalize orphaned compression continuations,
 // prune empty TUI ghosts), each with before/after row images that RestoreRows can undo.
 //
-// The package never creates a database, never changes its journal mode, never VACUUMs and
-// never runs schema migrations.
+// The package never creates a database (except the copies Snapshot and VacuumInto write),
+// never changes its journal mode and never runs schema migrations; it VACUUMs only as the
+// runtime's own vacuum() does, for compact (Vacuum).
 package statedb
 
 import (

@@ -44,6 +44,7 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		out = append(out, more...)
 	}
 	out = append(out, newer(h)...)
+	out = append(out, deletedHolders(h)...)
 	out = append(out, gateway(h, out)...)
 	return out, nil
 }

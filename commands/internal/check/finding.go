@@ -90,6 +90,7 @@ const (
 	SessionsTranscriptMissing ID = "sessions.transcript-missing"
 	DBBadModelConfig          ID = "db.malformed-model-config"
 	DBOddValue                ID = "db.odd-value"
+	DBDeletedHolder           ID = "db.deleted-holder"
 	GatewayRunning            ID = "gateway.running"
 	StartPreviewUnknown       ID = "start.preview-unknown"
 	MaintainRoutingSkipped    ID = "maintain.routing-skipped"
@@ -99,18 +100,25 @@ const (
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
 const (
-	ResumeSuspended  ID = "resume.suspended"
-	ResumeNotPending ID = "resume.not-pending"
-	OrphanLocked     ID = "orphan.locked"
-	OrphanLeased     ID = "orphan.leased"
-	GhostLeased      ID = "ghost.leased"
-	GhostHasChildren ID = "ghost.has-children"
-	GhostUnsafeID    ID = "ghost.unsafe-id"
-	GhostGlobID      ID = "ghost.glob-id"
-	RepairBatches    ID = "repair.batches"
-	PruneLocked      ID = "prune.locked"
-	PruneLeased      ID = "prune.leased"
-	PruneUnsafeID    ID = "prune.unsafe-id"
+	ResumeSuspended   ID = "resume.suspended"
+	ResumeNotPending  ID = "resume.not-pending"
+	OrphanLocked      ID = "orphan.locked"
+	OrphanLeased      ID = "orphan.leased"
+	GhostLeased       ID = "ghost.leased"
+	GhostHasChildren  ID = "ghost.has-children"
+	GhostUnsafeID     ID = "ghost.unsafe-id"
+	GhostGlobID       ID = "ghost.glob-id"
+	RepairBatches     ID = "repair.batches"
+	PruneLocked       ID = "prune.locked"
+	PruneLeased       ID = "prune.leased"
+	PruneUnsafeID     ID = "prune.unsafe-id"
+	CompactFTSSkipped ID = "compact.fts-skipped"
+	BackupManifest    ID = "backup.manifest"
+	BackupFile        ID = "backup.file"
+	BackupIntegrity   ID = "backup.integrity"
+	BackupOtherHome   ID = "backup.other-home"
+	BackupKept        ID = "backup.kept"
+	RestoreStale      ID = "restore.stale-sidecar"
 )
 
 // All lists every check id sessionctl can emit.
@@ -128,6 +136,7 @@ var All = []ID{
 	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 	PruneLocked, PruneLeased, PruneUnsafeID,
+	DBDeletedHolder, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
 }
 
 // FailOn is the level of findings that fails a run.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/holders"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/startup"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -42,6 +43,9 @@ type StatusData struct {
 	// (the contract's data.start_maintenance); null when StartMaintenanceUnknown says why.
 	StartMaintenance        *startup.StartMaintenance `json:"start_maintenance"`
 	StartMaintenanceUnknown string                    `json:"start_maintenance_unknown,omitempty"`
+	// Holders are the processes holding state.db, its -wal or -shm, or sessions.json open,
+	// deleted generations included (null where the platform cannot tell).
+	Holders *holders.Scan `json:"holders"`
 }
 
 // SchemaSummary is the state.db schema as status reports it.
@@ -85,6 +89,7 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 		RestartCounts: countsMap(h),
 		CleanShutdown: h.CleanShutdown,
 		Gateway:       h.Gateway.Detail,
+		Holders:       holdersStatus(h),
 	}
 	if d.NextStartUnknown = PreviewUnknown(h); d.NextStartUnknown == "" {
 		rec, err := h.Recoveries(ctx, rows)

@@ -249,6 +249,9 @@ func (j *Journal) ForHome(home sessionsjson.Home) error {
 	if j.RowStore != "" {
 		j.RowStore = rebase(j.RowStore)
 	}
+	if j.Swap != nil {
+		j.Swap.Saved, j.Swap.Backup = rebase(j.Swap.Saved), rebase(j.Swap.Backup)
+	}
 	j.Home = home.Dir
 	return nil
 }

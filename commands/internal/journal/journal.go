@@ -42,6 +42,46 @@ type Journal struct {
 	// Operation records a change that keeps no images: one of derived data only (fts
 	// rebuild), which undo has nothing to restore of (docs/decisions.md).
 	Operation *Operation `json:"operation,omitempty"`
+	// Swap is a restore's record (a journal of version 3): undo puts back what it replaced.
+	Swap *Swap `json:"swap,omitempty"`
+	// Note says what an operation that changes no row and no file did (compact), for the
+	// reader of the journal: undo has nothing to restore.
+	Note string `json:"note,omitempty"`
+}
+
+// Swap records a restore: the files a backup put in place of the home's, and the backup of
+// what they replaced (Saved, the journal's stash directory <journal>.files, a backup of its
+// own with a manifest), which undo puts back.
+type Swap struct {
+	Backup string     `json:"backup"` // the backup restored
+	Saved  string     `json:"saved"`  // the backup of the files replaced: StashDir(journal)
+	Files  []SwapFile `json:"files"`
+	// Stale lists the leftover state.db-wal / state.db-shm of the replaced database, moved
+	// into Saved/stale/ (never put back: Saved's state.db already holds their content).
+	Stale []string `json:"stale,omitempty"`
+}
+
+// SwapFile is one file of a restore, by its path relative to the home (slash-separated).
+type SwapFile struct {
+	Path string `json:"path"`
+	// Original identifies the file the restore replaced (nil: there was none).
+	Original *Fingerprint `json:"original"`
+	// Restored is what the restore put there (nil: it removed the file, which the backup
+	// records as absent).
+	Restored *Digest `json:"restored"`
+}
+
+// Fingerprint identifies a file without reading it: size, modification time and inode.
+type Fingerprint struct {
+	Size    int64  `json:"size"`
+	MtimeNS int64  `json:"mtime_ns"`
+	Inode   uint64 `json:"inode"`
+}
+
+// Digest is a file's content by size and SHA-256 (hex).
+type Digest struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 }
 
 // Operation is the record of a change to derived data: what ran, on what, and why it keeps
@@ -81,13 +121,14 @@ type entryImageJSON struct {
 	AfterText  *string         `json:"after_text,omitempty"`
 }
 
-// Journal versions: 3 when the journal has a row store (a sessionctl that does not know one
-// refuses the journal rather than undo nothing), 2 when an entry image needs its text form
-// (entryImageJSON), else 1.
+// Journal versions: 4 for a restore's (Swap), 3 when the journal has a row store, 2 when an
+// entry image needs its text form (entryImageJSON), else 1. A sessionctl that knows fewer
+// refuses the journal instead of finding nothing in it to undo.
 const (
 	version         = 1
 	versionText     = 2
 	versionRowStore = 3
+	versionSwap     = 4
 )
 
 // MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
@@ -187,6 +228,9 @@ func Write(path string, j *Journal) error {
 	}
 	if j.RowStore != "" {
 		j.Version = versionRowStore
+	}
+	if j.Swap != nil {
+		j.Version = versionSwap
 	}
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	f, err := create(path)
@@ -320,7 +364,7 @@ func Read(path string) (*Journal, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
 	}
-	if j.Version != version && j.Version != versionText && j.Version != versionRowStore {
+	if j.Version != version && j.Version != versionText && j.Version != versionRowStore && (j.Version != versionSwap || j.Swap == nil) {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s: unsupported version %d", path, j.Version))
 	}
 	return &j, nil
