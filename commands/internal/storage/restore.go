@@ -255,11 +255,15 @@ func restoredDigest(src, rel string) *journal.Digest {
 
 // fingerprint identifies the file at path, nil when there is none.
 func fingerprint(path string) *journal.Fingerprint {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
+	fi, err := os.Lstat(path)
+	if err != nil {
 		return nil
 	}
-	return &journal.Fingerprint{Size: st.Size, MtimeNS: st.Mtim.Nano(), Inode: st.Ino}
+	fp := &journal.Fingerprint{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		fp.Inode = uint64(st.Ino) // the field's type differs between platforms
+	}
+	return fp
 }
 
 // stage copies each file to put beside its target (mode 0600, synced) and checks the copy
