@@ -136,7 +136,12 @@ type tableInfo struct {
 }
 
 func loadTableInfo(ctx context.Context, q querier, table string) (tableInfo, error) {
-	rows, err := q.QueryContext(ctx, "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", table)
+	return tableInfoIn(ctx, q, "main", table)
+}
+
+// tableInfoIn reads the columns and key of a table of the schema (main, or an attached one).
+func tableInfoIn(ctx context.Context, q querier, schema, table string) (tableInfo, error) {
+	rows, err := q.QueryContext(ctx, "SELECT name, pk FROM pragma_table_info(?, ?) ORDER BY cid", table, schema)
 	if err != nil {
 		return tableInfo{}, err
 	}
@@ -151,8 +156,7 @@ func loadTableInfo(ctx context.Context, q querier, table string) (tableInfo, err
 		}
 		ti.cols = append(ti.cols, name)
 		if pk > 0 {
-			ti.pk = append(ti.pk, name)
-			pkPos[name] = pk
+			ti.pk, pkPos[name] = append(ti.pk, name), pk
 		}
 	}
 	if err := rows.Err(); err != nil {

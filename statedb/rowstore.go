@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 )
 
@@ -149,7 +148,7 @@ func resetStore(ctx context.Context, tx *sql.Tx) error {
 // captureOne copies the rows of one state.db table into the store's table of the same name
 // (created on first use, untyped, keyed like the original) and returns how many it added.
 func captureOne(ctx context.Context, tx *sql.Tx, seq int, t captureTable, ids string) (int64, error) {
-	ti, err := attachedTableInfo(ctx, tx, "s", t.name)
+	ti, err := tableInfoIn(ctx, tx, "s", t.name)
 	if err != nil {
 		return 0, err
 	}
@@ -172,39 +171,6 @@ func captureOne(ctx context.Context, tx *sql.Tx, seq int, t captureTable, ids st
 		return 0, fmt.Errorf("copy %s rows: %w", ti.name, err)
 	}
 	return res.RowsAffected()
-}
-
-// attachedTableInfo is loadTableInfo for a table of the attached schema.
-func attachedTableInfo(ctx context.Context, q querier, schema, table string) (tableInfo, error) {
-	rows, err := q.QueryContext(ctx, "SELECT name, pk FROM pragma_table_info(?, ?) ORDER BY cid", table, schema)
-	if err != nil {
-		return tableInfo{}, err
-	}
-	defer rows.Close()
-	ti := tableInfo{name: table}
-	pkPos := map[string]int{}
-	for rows.Next() {
-		var name string
-		var pk int
-		if err := rows.Scan(&name, &pk); err != nil {
-			return ti, err
-		}
-		ti.cols = append(ti.cols, name)
-		if pk > 0 {
-			ti.pk, pkPos[name] = append(ti.pk, name), pk
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return ti, err
-	}
-	if len(ti.cols) == 0 {
-		return ti, fmt.Errorf("table %q does not exist: %w", table, ErrUnsupportedSchema)
-	}
-	sort.SliceStable(ti.pk, func(i, j int) bool { return pkPos[ti.pk[i]] < pkPos[ti.pk[j]] })
-	if len(ti.pk) == 0 {
-		ti.pk, ti.rowid = []string{"rowid"}, true
-	}
-	return ti, nil
 }
 
 // ensureStoreTable creates the store's table for ti once and lists it in sessionctl_tables.
