@@ -299,7 +299,7 @@ var generations = []generationRow{
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
 		r.GatewayRouting, r.Recovery = true, RecoveryV26
-		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true // a228b8150, bd856a02f
+		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                                    // a228b8150, bd856a02f
 		r.Maintenance.ArchiveSessions, r.Maintenance.ArchiveStale, r.Maintenance.NeverActivePrune = true, true, true // 040a5e30d, f16b80362, 174ce8770
 	})},
 }
