@@ -113,6 +113,8 @@ func allCommands() []*cli.Command {
 		finalizeOrphansCommand(),
 		pruneGhostsCommand(),
 		pruneCommand(),
+		archiveCommand(),
+		unarchiveCommand(),
 		maintainCommand(),
 		compactCommand(),
 		backupCommand(),

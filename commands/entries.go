@@ -11,6 +11,7 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
@@ -38,6 +39,14 @@ func entriesCommand() *cli.Command {
 				Usage:     "show one entry, every field, with its row and lineage",
 				ArgsUsage: "KEY",
 				Action:    runEntriesShow,
+			},
+			{
+				Name:      "prune",
+				Usage:     "drop entries not updated for D, suspended ones kept (the gateway's prune_old_entries; undoable)",
+				ArgsUsage: " ",
+				Flags: repairFlags(&cli.StringFlag{Name: "older-than", Value: formatAge(sessionsjson.SessionStoreMaxAgeDays * 86400),
+					Usage: "entries whose updated_at is older than `D` (session_store_max_age_days)"}),
+				Action: runEntriesPrune,
 			},
 		},
 	}
@@ -250,4 +259,32 @@ func printEntry(o *options, h *home.Home, e *sessionsjson.Entry, row string, lin
 	}
 	fmt.Fprintf(o.stdout, "row  %s\n", row)
 	return printLineage(o, lineage)
+}
+
+func runEntriesPrune(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("entries prune takes no arguments")
+	}
+	age, err := ageFlag(c, "older-than")
+	if err != nil {
+		return err
+	}
+	if age <= 0 {
+		return usagef("--older-than must be more than 0 (the runtime's 0 disables its prune)")
+	}
+	o, r, err := startRepair(c, "entries prune", home.Read)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, sum, err := repair.EntriesPrune(c.Context, r, age)
+	if err != nil {
+		return err
+	}
+	res := outcomeResult(out)
+	res.data = map[string]any{"entries_prune": sum}
+	if !o.json && !o.quiet {
+		fmt.Fprintln(o.stdout, sum.Text())
+	}
+	return report(o, r.H, res)
 }

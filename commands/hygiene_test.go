@@ -23,7 +23,7 @@ import (
 
 // hygieneOps are the hygiene operations sessionctl replays: a case whose op is not here is
 // skipped (adding an operation is adding its op here).
-var hygieneOps = map[string]bool{"prune": true}
+var hygieneOps = map[string]bool{"prune": true, "archive": true, "entries-prune": true}
 
 // hygieneRepeatable are the operations whose second apply may do something again (compact
 // always rewrites the file); the idempotence test only asks them to leave the same dump.

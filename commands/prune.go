@@ -13,31 +13,37 @@ func pruneCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "prune",
 		Usage:     "delete ended sessions older than D with their messages and transcript files (the runtime's prune_sessions; undoable)",
-		ArgsUsage: " ",
+		ArgsUsage: "[D with --never-active]",
 		Flags: repairFlags(
 			&cli.StringFlag{Name: "older-than", Value: formatAge(statedb.DefaultRetention), Usage: "sessions older than `D` by the generation's age rule (with a unit: s, m, h, d or w)"},
-			&cli.StringFlag{Name: "source", Usage: "only sessions of source `S` (cli, tui, telegram, …)"}),
+			&cli.StringFlag{Name: "source", Usage: "only sessions of source `S` (cli, tui, telegram, …)"},
+			&cli.BoolFlag{Name: "never-active", Usage: "instead, open keyed sessions that never had a turn, started over D ago (default 30d), with their gateway_routing rows (r0817)"}),
 		Action: runPrune,
 	}
 }
 
 func runPrune(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("prune takes no arguments")
+	never := c.Bool("never-active")
+	switch {
+	case c.NArg() > 0 && (!never || c.NArg() > 1 || c.IsSet("older-than")):
+		return usagef("prune takes no arguments (but the age D of --never-active D)")
+	case c.IsSet("source") && (never || c.String("source") == ""):
+		return usagef("--source: name a source such as cli or telegram (--never-active takes none)")
+	case never && c.NArg() == 1:
+		_ = c.Set("older-than", c.Args().First())
+	case never && !c.IsSet("older-than"):
+		_ = c.Set("older-than", formatAge(statedb.NeverActiveAge))
 	}
 	older, err := ageFlag(c, "older-than")
 	if err != nil {
 		return err
-	}
-	if c.IsSet("source") && c.String("source") == "" {
-		return usagef("--source: empty: name a source such as cli or telegram")
 	}
 	o, r, err := startRepair(c, "prune", home.Database)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	out, sum, err := repair.Retention(c.Context, r, repair.RetentionOptions{OlderThan: older, Source: c.String("source")})
+	out, sum, err := repair.Retention(c.Context, r, repair.RetentionOptions{OlderThan: older, Source: c.String("source"), NeverActive: never})
 	if err != nil {
 		return err
 	}

@@ -31,11 +31,14 @@ type Document struct {
 	last    map[string]int // key -> index of the member that wins (the last one)
 	entries []*Entry       // dict order (first occurrence), value of the last occurrence
 	edits   map[int][]byte // member index -> replacement value (valid raw JSON)
+	removed map[int]bool   // member index -> the member is left out (Remove)
+	inserts []insertion    // members added (Insert), in the order they were added
 }
 
 // member is the index record of one top-level member.
 type member struct {
 	key        string
+	keyStart   int    // where the key starts (its opening quote)
 	start, end int    // value range in data
 	entry      *Entry // the member's entry (nil for "_" keys the generation skips)
 	pos        int    // position of the key's entry in entries, on the winning member; else -1
@@ -62,7 +65,7 @@ func Decode(data []byte, rules Rules) (*Document, error) {
 	var chunk []Entry
 	err := s.members('}', true, func(k []byte, start, end int) {
 		key := decodeString(k)
-		m := member{key: key, start: start, end: end, pos: -1}
+		m := member{key: key, keyStart: s.keyStart, start: start, end: end, pos: -1}
 		if !strings.HasPrefix(key, "_") || !d.rules.SkipUnderscoreKeys {
 			if len(chunk) == 0 {
 				chunk = make([]Entry, min(maxEntryChunk, max(8, len(d.members))))
@@ -236,12 +239,13 @@ func (d *Document) replace(key string, raw []byte) error {
 
 // Edited reports whether any edit was recorded.
 func (d *Document) Edited() bool {
-	return len(d.edits) > 0
+	return len(d.edits) > 0 || len(d.removed) > 0 || len(d.inserts) > 0
 }
 
-// Encode returns the file with only the edited members' values replaced, each formatted like
-// Python json.dump(indent=2, ensure_ascii=asciiOnly) at nesting depth 1. Every other byte is
-// the original. Without edits it returns a copy of the original bytes.
+// Encode returns the file with only the edited members' values replaced, the removed members
+// left out and the inserted ones added, each formatted like Python json.dump(indent=2,
+// ensure_ascii=asciiOnly) at nesting depth 1. Every other byte is the original. Without edits
+// it returns a copy of the original bytes.
 func (d *Document) Encode(asciiOnly bool) []byte {
 	var out bytes.Buffer
 	out.Grow(len(d.data) + len(d.edits)*256)
@@ -252,19 +256,16 @@ func (d *Document) Encode(asciiOnly bool) []byte {
 // EncodeTo writes what Encode returns to w, streaming the unchanged stretches of the file
 // between edited members without building the whole document in memory.
 func (d *Document) EncodeTo(w io.Writer, asciiOnly bool) error {
-	prev := 0
 	f := dumpFormatter(asciiOnly)
-	var value []byte
-	for i, m := range d.members {
-		raw, ok := d.edits[i]
-		if !ok {
-			continue
-		}
-		value = f.value(value[:0], raw, 1)
-		if err := writeAll(w, d.data[prev:m.start], value); err != nil {
+	if d.firstKept() < 0 && (len(d.removed) > 0 || len(d.inserts) > 0) {
+		return writeAll(w, d.rebuilt(f)) // no member is left to splice around
+	}
+	prev := 0
+	for _, sp := range d.splices(f) {
+		if err := writeAll(w, d.data[prev:sp.from], sp.text); err != nil {
 			return err
 		}
-		prev = m.end
+		prev = sp.to
 	}
 	return writeAll(w, d.data[prev:])
 }

@@ -181,6 +181,22 @@ type Maintenance struct {
 	// VacuumThrottle: VACUUM also waits min_vacuum_interval_days since state_meta.last_vacuum
 	// (bd856a02f; r0817).
 	VacuumThrottle bool
+	// SetArchived: SessionDB.set_session_archived(id, archived) sets sessions.archived (v17)
+	// on the session's whole compression lineage (85b65e29f, the lineage since 04b3f1953;
+	// r0703 on): unarchive.
+	SetArchived bool
+	// ArchiveSessions: SessionDB.archive_sessions(older_than_days, source, **filters), the bulk
+	// archive over prune's candidates not yet archived (040a5e30d, 2026-07-05; r0715 on):
+	// archive --older-than. r0703 has the column and set_session_archived but not this.
+	ArchiveSessions bool
+	// ArchiveStale: SessionDB.archive_stale_sessions(idle_days, exclude_pinned=True), which
+	// archives idle tips and standalone rows, open ones included (f16b80362; r0817): archive
+	// --idle.
+	ArchiveStale bool
+	// NeverActivePrune: SessionDB.prune_never_active_keyed_sessions(older_than_days,
+	// sessions_dir), which deletes open keyed rows that never had a turn and the
+	// gateway_routing rows naming them (174ce8770; r0817): prune --never-active.
+	NeverActivePrune bool
 	// Defaults are the sessions: defaults of the generation's DEFAULT_CONFIG
 	// (hermes_cli/config.py; hermes_cli/config_defaults.py at 481156139).
 	Defaults SessionsConfig
@@ -293,7 +309,7 @@ var (
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
 		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715, Recovery: RecoveryV17,
-		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst, OptimizeFTS: FTSOptimizeV17}}
+		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, SetArchived: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst, OptimizeFTS: FTSOptimizeV17}}
 )
 
 // generations is the table of known generations, oldest first: a new generation is a row.
@@ -312,25 +328,27 @@ var generations = []generationRow{
 	})},
 	{19, 21, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
 		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
-		r.GatewayRouting, r.Recovery = true, RecoveryV21
+		r.GatewayRouting, r.Recovery, r.Maintenance.ArchiveSessions = true, RecoveryV21, true
 	})},
 	// v22 eb6aa0360 (07-16), v23 9acc4b47f, v24 c2088efe9/53a5983af, v25 7d066c3c5 (08-03):
 	// builds that lived days each; their routing rules changed inside the range.
 	{22, 23, 23, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
-		r.Fields, r.GatewayRouting, r.Recovery = fieldsR0817, true, RecoveryV21
+		r.Fields, r.GatewayRouting, r.Recovery, r.Maintenance.ArchiveSessions = fieldsR0817, true, RecoveryV21, true
 	})},
 	{24, 25, 25, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
 		r.Fields, r.Tip, r.GatewayRouting, r.Recovery = fieldsR0817, TipV24, true, RecoveryV21 // the ranking and fences changed inside v25
+		r.Maintenance.ArchiveSessions = true
 	})},
 	{26, 26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
 		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
 		r.GatewayRouting, r.Recovery = true, RecoveryV26
-		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                // a228b8150, bd856a02f
-		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, FTSOptimizeV26 // 9cf4fe551, f13f84511
+		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                                    // a228b8150, bd856a02f
+		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, FTSOptimizeV26                     // 9cf4fe551, f13f84511
+		r.Maintenance.ArchiveSessions, r.Maintenance.ArchiveStale, r.Maintenance.NeverActivePrune = true, true, true // 040a5e30d, f16b80362, 174ce8770
 	})},
 }
 

@@ -34,6 +34,8 @@ type scanner struct {
 	// caller resets collected when it has used them.
 	collectDepth int
 	collected    []rawField
+	// keyStart is where the key of the member members visits starts: its opening quote.
+	keyStart int
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -236,17 +238,19 @@ func (s *scanner) members(closer byte, object bool, visit func(key []byte, start
 	}
 	for {
 		var key []byte
+		keyStart := 0
 		if object {
 			k, err := s.key()
 			if err != nil {
 				return err
 			}
-			key = k
+			key, keyStart = k, s.keyStart
 		}
 		start, end, err := s.value()
 		if err != nil {
 			return err
 		}
+		s.keyStart = keyStart // the value's own members read keys too
 		if object && s.depth == s.collectDepth {
 			s.collected = append(s.collected, rawField{name: key, value: s.data[start:end]})
 		}
@@ -274,6 +278,7 @@ func (s *scanner) key() ([]byte, error) {
 		return nil, s.unexpected("expected a string key")
 	}
 	start := s.pos
+	s.keyStart = start
 	if err := s.str(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,10 @@ import (
 // DefaultRetention is prune_sessions' default window: older_than_days=90, in seconds.
 const DefaultRetention = 90 * 86400.0
 
+// NeverActiveAge is `hermes sessions prune --never-active`'s default age,
+// _NEVER_ACTIVE_DEFAULT_DAYS = 30, in seconds (hermes_cli/sessions_cmd.py, 174ce8770).
+const NeverActiveAge = 30 * 86400.0
+
 // Retention is what prune_sessions(older_than_days, source) selects: ended sessions older
 // than Cutoff (now - older_than_days·86400, compared strictly) by the generation's age rule,
 // of Source when it is not "" (the runtime's `if source:` skips an empty one).
@@ -21,7 +25,26 @@ type Retention struct {
 	Cutoff float64
 	Age    sessionsjson.PruneAge
 	Source string
+	// NeverActive selects what r0817's prune_never_active_keyed_sessions(older_than_days)
+	// deletes instead (neverActiveWhere; Age and Source are not read), and with the sessions
+	// every gateway_routing row, of any scope, whose entry names one of them.
+	NeverActive bool
 }
+
+// neverActiveWhere is list_never_active_keyed_sessions' selection: open keyed rows with no
+// title, no last_activity_at, no messages, tool calls, API calls or tokens, neither pinned nor
+// archived, started before the cutoff (hermes_state.py at 481156139; 174ce8770).
+const neverActiveWhere = `s.session_key IS NOT NULL AND s.ended_at IS NULL AND s.title IS NULL
+	AND s.last_activity_at IS NULL AND COALESCE(s.message_count, 0) = 0 AND COALESCE(s.tool_call_count, 0) = 0
+	AND COALESCE(s.api_call_count, 0) = 0 AND COALESCE(s.input_tokens, 0) = 0 AND COALESCE(s.output_tokens, 0) = 0
+	AND COALESCE(s.pinned, 0) = 0 AND COALESCE(s.archived, 0) = 0 AND s.started_at IS NOT NULL AND s.started_at < ?
+	AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)`
+
+// routingNaming matches the gateway_routing rows (alias o) whose entry_json is an object whose
+// session_id is one of the ids of the JSON array ?1: _delete_routing_entries_for_sessions
+// (174ce8770), which skips an entry it cannot parse.
+const routingNaming = `(CASE WHEN json_valid(o.entry_json) THEN json_extract(o.entry_json, '$.session_id') END)
+	IN (SELECT value FROM json_each(?1))`
 
 // predicate is _prune_filter_where's clause for the session alias s and its arguments:
 // `s.ended_at IS NOT NULL`, the age (ageExpr: started_at up to c2a3b9ce5, the latest
@@ -29,6 +52,9 @@ type Retention struct {
 // (hermes_state.py prune_sessions at cb4addaca, 3b750715a, 3914089d5, 52d0d671e;
 // _prune_filter_where at c2a3b9ce5 and 481156139).
 func (r Retention) predicate() (string, []any) {
+	if r.NeverActive {
+		return neverActiveWhere, []any{r.Cutoff}
+	}
 	where := "s.ended_at IS NOT NULL AND " + ageExpr[r.Age] + " < ?"
 	args := []any{r.Cutoff}
 	if r.Source != "" {
@@ -192,7 +218,9 @@ type RetentionResult struct {
 	Orphaned map[string]string // child id -> the parent it had, for the children that stay
 	Messages int64             // messages rows deleted
 	Prompts  int64             // system_prompts rows deleted (r0817)
-	Skipped  []RetentionCandidate
+	// Routing are the gateway_routing rows deleted (NeverActive): scope and key only.
+	Routing []RoutingRow
+	Skipped []RetentionCandidate
 	// Remaining are the candidate ids left for the next batch (Batch.Among), oldest first.
 	Remaining []string
 	Stats     TxStats
@@ -204,6 +232,7 @@ type RetentionPlan struct {
 	Deleted  []string          // sessions deleted, with their messages and the rows ON DELETE actions reach
 	Orphaned map[string]string // children that stay, with the parent they lose
 	PromptGC bool              // every system_prompts row no remaining session references goes too
+	Routing  bool              // every gateway_routing row naming a deleted session goes too (NeverActive)
 	deps     []dependent
 }
 
@@ -262,7 +291,7 @@ func (db *DB) retentionTx(ctx context.Context, tx *sql.Tx, now float64, r Retent
 	if len(res.Deleted) == 0 {
 		return res, errNothingToChange
 	}
-	plan := RetentionPlan{Deleted: res.Deleted, PromptGC: db.promptGC()}
+	plan := RetentionPlan{Deleted: res.Deleted, PromptGC: db.promptGC(), Routing: r.NeverActive && db.schema.HasGatewayRouting}
 	if plan.Orphaned, err = orphanedChildren(ctx, tx, res.Deleted); err != nil {
 		return res, err
 	}
@@ -273,6 +302,9 @@ func (db *DB) retentionTx(ctx context.Context, tx *sql.Tx, now float64, r Retent
 		return res, err
 	}
 	res.Orphaned = plan.Orphaned
+	if res.Routing, err = deleteRouting(ctx, tx, plan); err != nil {
+		return res, err
+	}
 	res.Messages, res.Prompts, err = deleteRetained(ctx, tx, plan)
 	return res, err
 }
@@ -328,6 +360,58 @@ func orphanedChildren(ctx context.Context, q querier, deleted []string) (map[str
 		out[id] = parent
 	}
 	return out, rows.Err()
+}
+
+// deleteRouting deletes, first as the runtime does, the gateway_routing rows naming the
+// sessions plan deletes (plan.Routing) and returns them.
+func deleteRouting(ctx context.Context, tx *sql.Tx, plan RetentionPlan) ([]RoutingRow, error) {
+	if !plan.Routing {
+		return nil, nil
+	}
+	ids, _ := json.Marshal(plan.Deleted)
+	rows, err := tx.QueryContext(ctx, `DELETE FROM gateway_routing AS o WHERE `+routingNaming+` RETURNING scope, session_key`, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("delete gateway_routing rows: %w", err)
+	}
+	out, err := scanRoutingKeys(rows)
+	if err != nil {
+		return nil, fmt.Errorf("delete gateway_routing rows: %w", err)
+	}
+	return out, nil
+}
+
+// scanRoutingKeys reads rows of (scope, session_key) and closes them.
+func scanRoutingKeys(rows *sql.Rows) ([]RoutingRow, error) {
+	defer rows.Close()
+	var out []RoutingRow
+	for rows.Next() {
+		var r RoutingRow
+		if err := rows.Scan(&r.Scope, &r.Key); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RoutingNaming returns the gateway_routing rows, of any scope, whose entry names one of ids
+// (what a never-active prune of ids deletes with them), by scope and key; none without the
+// table.
+func (db *DB) RoutingNaming(ctx context.Context, ids []string) ([]RoutingRow, error) {
+	if !db.schema.HasGatewayRouting || len(ids) == 0 {
+		return nil, nil
+	}
+	list, _ := json.Marshal(ids)
+	rows, err := db.sql.QueryContext(ctx, `SELECT scope, session_key FROM gateway_routing AS o WHERE `+routingNaming+`
+		ORDER BY scope, session_key`, string(list))
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	out, err := scanRoutingKeys(rows)
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	return out, nil
 }
 
 // deleteRetained writes the plan as the runtime's prune_sessions does: the children's

@@ -148,3 +148,15 @@ func upsertRouting(ctx context.Context, tx *sql.Tx, scope, key, entry string, no
 	}
 	return nil
 }
+
+// DeleteRoutingTx deletes, inside the caller's transaction, the rows of keys in scope (the
+// runtime's save leaves no row for an entry its store dropped). A key without a row is left
+// alone.
+func DeleteRoutingTx(ctx context.Context, tx *sql.Tx, scope string, keys []string) error {
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gateway_routing WHERE scope = ? AND session_key = ?`, scope, k); err != nil {
+			return fmt.Errorf("delete gateway_routing %q: %w", k, err)
+		}
+	}
+	return nil
+}

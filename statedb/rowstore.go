@@ -111,6 +111,9 @@ func capture(ctx context.Context, tx *sql.Tx, plan RetentionPlan) (RowStoreStats
 	for _, d := range plan.deps {
 		tables = append(tables, captureTable{d.ti.name, "o." + quoteIdent(d.column) + " IN (SELECT value FROM json_each(?1))"})
 	}
+	if plan.Routing {
+		tables = append(tables, captureTable{"gateway_routing", routingNaming})
+	}
 	if plan.PromptGC {
 		tables = append(tables, captureTable{"system_prompts", `NOT EXISTS (SELECT 1 FROM s.sessions x
 			WHERE x.system_prompt_hash = o.hash AND x.id NOT IN (SELECT value FROM json_each(?1)))`})

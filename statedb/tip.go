@@ -70,9 +70,7 @@ var (
 	// tipStepV24 is the r0817 step (481156139): _sql_session_last_active(child)
 	// (hermes_state_common.py), the freshest of last_activity_at and the latest message, else
 	// started_at (c2088efe9).
-	tipStepV24 = tipStep(`COALESCE((SELECT MAX(v.v) FROM (SELECT child.last_activity_at AS v
-	         UNION ALL SELECT (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id)) v),
-	         child.started_at)`)
+	tipStepV24 = tipStep(lastActiveExpr("child"))
 )
 
 // CompressionTip walks from id through compression continuations under rule and returns the

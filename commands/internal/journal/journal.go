@@ -99,12 +99,15 @@ const (
 )
 
 // EntryImage is one routing entry before and after, in the store it lives in
-// ("sessions.json" or "gateway_routing").
+// ("sessions.json" or "gateway_routing"). A side is nil where the entry is absent: an entry
+// removed (entries prune) has no after-image. Prev places a removed entry of sessions.json
+// back: the key of the member before it in the file ("" when it was the first).
 type EntryImage struct {
 	Store  string          `json:"store"`
 	Key    string          `json:"key"`
 	Before json.RawMessage `json:"before"`
 	After  json.RawMessage `json:"after"`
+	Prev   string          `json:"prev,omitempty"`
 }
 
 // entryImageJSON is an EntryImage as a journal holds it. An image that is not standard JSON
@@ -119,6 +122,7 @@ type entryImageJSON struct {
 	After      json.RawMessage `json:"after"`
 	BeforeText *string         `json:"before_text,omitempty"`
 	AfterText  *string         `json:"after_text,omitempty"`
+	Prev       string          `json:"prev,omitempty"`
 }
 
 // Journal versions: 4 for a restore's (Swap), 3 when the journal has a row store, 2 when an
@@ -133,7 +137,7 @@ const (
 
 // MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
 func (e EntryImage) MarshalJSON() ([]byte, error) {
-	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After}
+	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After, Prev: e.Prev}
 	out.Before, out.BeforeText = imageSide(e.Before)
 	out.After, out.AfterText = imageSide(e.After)
 	return json.Marshal(out)
@@ -145,15 +149,18 @@ func (e *EntryImage) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
-	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After}
+	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After, Prev: in.Prev}
 	for _, side := range []struct {
 		text *string
 		img  *json.RawMessage
 	}{{in.BeforeText, &e.Before}, {in.AfterText, &e.After}} {
+		if string(*side.img) == "null" { // an absent side (no entry value is null: those are never edited)
+			*side.img = nil
+		}
 		if side.text == nil {
 			continue
 		}
-		if len(*side.img) > 0 && string(*side.img) != "null" {
+		if len(*side.img) > 0 {
 			return fmt.Errorf("entry %q has an image and its text", in.Key)
 		}
 		*side.img = json.RawMessage(*side.text)
@@ -380,7 +387,7 @@ func (j *Journal) Inverse() *Journal {
 		inv.RowStoreOp = RowStoreDeleted
 	}
 	for _, e := range j.Routing {
-		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before})
+		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before, Prev: e.Prev})
 	}
 	for _, f := range j.Files {
 		inv.Files = append(inv.Files, FileImage{Path: f.Path, Before: f.After, After: f.Before,

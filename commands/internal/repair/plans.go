@@ -90,7 +90,7 @@ func SetSuspended(keys []string, value bool) Planner {
 			if e.Suspended == value {
 				return nil, nil
 			}
-			return &EntryEdit{e.Key, []FieldEdit{{"suspended", value}}}, nil
+			return &EntryEdit{Key: e.Key, Fields: []FieldEdit{{"suspended", value}}}, nil
 		})
 	}
 }
@@ -106,7 +106,7 @@ func ResumeMark(keys []string, reason string) Planner {
 					Message: "entry is suspended: " + claim(h, "the runtime refuses to mark it (unsuspend first if a resume is wanted)",
 						"not marked (the runtimes this sessionctl knows refuse to mark a suspended entry)")}
 			}
-			return &EntryEdit{e.Key, []FieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}}, nil
+			return &EntryEdit{Key: e.Key, Fields: []FieldEdit{{"resume_pending", true}, {"resume_reason", reason}, {"last_resume_marked_at", stamp}}}, nil
 		})
 	}
 }
@@ -131,14 +131,14 @@ func ResumeClear(sel ClearSelection) Planner {
 				if !e.ResumePending {
 					return nil, &check.Finding{Check: check.ResumeNotPending, Severity: check.Info, Subject: e.Key, Message: "not resume_pending: nothing to clear"}
 				}
-				return &EntryEdit{e.Key, clear}, nil
+				return &EntryEdit{Key: e.Key, Fields: clear}, nil
 			})
 		}
 		var p RoutingPlan
 		now := h.Opts.Clock.NaiveLocalMicros(time.Local)
 		for _, e := range h.Loaded() {
 			if e.ResumePending && (sel.All || float64(e.MarkerAgeMicros(now)) > sel.MaxAge*1e6) {
-				p.Edits = append(p.Edits, EntryEdit{e.Key, clear})
+				p.Edits = append(p.Edits, EntryEdit{Key: e.Key, Fields: clear})
 			}
 		}
 		return p, nil
@@ -180,7 +180,7 @@ func planSuspendStuck(h *home.Home, threshold int64) RoutingPlan {
 		if !c.Parsed.ReachesThreshold(key, threshold) || e == nil || e.Skip != "" || e.Suspended {
 			continue
 		}
-		p.Edits = append(p.Edits, EntryEdit{key, []FieldEdit{{"suspended", true}}})
+		p.Edits = append(p.Edits, EntryEdit{Key: key, Fields: []FieldEdit{{"suspended", true}}})
 		acted = append(acted, key)
 	}
 	if len(acted) > 0 {
@@ -220,7 +220,7 @@ func Repoint(ctx context.Context, h *home.Home) (RoutingPlan, error) {
 	}
 	for _, e := range h.Loaded() {
 		if tip := rows[e.SessionID].Tip; tip != "" {
-			p.Edits = append(p.Edits, EntryEdit{e.Key, []FieldEdit{{"session_id", tip}}})
+			p.Edits = append(p.Edits, EntryEdit{Key: e.Key, Fields: []FieldEdit{{"session_id", tip}}})
 		}
 	}
 	return p, nil

@@ -20,10 +20,12 @@ import (
 // triggers run).
 var retentionWrite = dbWrite{deletes: true, messages: true}
 
-// RetentionOptions are prune's arguments: --older-than (seconds) and --source ("" for all).
+// RetentionOptions are prune's arguments: --older-than (seconds) and --source ("" for all),
+// or --never-active (r0817's prune_never_active_keyed_sessions, OlderThan its age).
 type RetentionOptions struct {
-	OlderThan float64
-	Source    string
+	OlderThan   float64
+	Source      string
+	NeverActive bool
 }
 
 // RetentionSummary is data.prune: what the prune selects (the plan) or deleted (applied).
@@ -42,6 +44,10 @@ type RetentionSummary struct {
 	Oldest       *float64 `json:"oldest"` // the oldest age (the time the rule measures) among them
 	Newest       *float64 `json:"newest"`
 	Skipped      int      `json:"skipped"`
+	// NeverActive: the run is prune --never-active; Routing counts the gateway_routing rows
+	// naming its sessions, which go with them.
+	NeverActive bool `json:"never_active"`
+	Routing     int  `json:"routing_rows"`
 }
 
 // Retention plans, and when applying performs, prune --older-than D [--source S]: the
@@ -53,15 +59,16 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 		return Outcome{}, RetentionSummary{}, err
 	}
 	rules := r.H.Rules.Maintenance
-	ret := statedb.Retention{Cutoff: r.H.Opts.Clock.Unix - o.OlderThan, Age: rules.Age, Source: o.Source}
-	sum := RetentionSummary{OlderThan: o.OlderThan, Cutoff: ret.Cutoff, AgeRule: ageRule(rules.Age), RemovesFiles: rules.PruneFiles}
+	ret := statedb.Retention{Cutoff: r.H.Opts.Clock.Unix - o.OlderThan, Age: rules.Age, Source: o.Source, NeverActive: o.NeverActive}
+	sum := RetentionSummary{OlderThan: o.OlderThan, Cutoff: ret.Cutoff, AgeRule: ageRule(rules.Age), RemovesFiles: rules.PruneFiles, NeverActive: o.NeverActive}
 	if o.Source != "" {
 		sum.Source = &o.Source
 	}
-	if r.Apply {
-		if err := r.checkDBWrite(ctx, retentionWrite); err != nil {
-			return Outcome{}, sum, err
-		}
+	if o.NeverActive {
+		sum.AgeRule = ageRule(sessionsjson.PruneByStart)
+	}
+	if err := r.checkRetention(ctx, o); err != nil {
+		return Outcome{}, sum, err
 	}
 	cands, err := r.H.DB.RetentionCandidates(ctx, r.H.Opts.Clock.Unix, ret)
 	if err != nil {
@@ -85,12 +92,61 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 			return Outcome{}, sum, failure.Mark(failure.Data, fmt.Errorf("prune: %w", err))
 		}
 		res.add(retentionReport(cands, deletable, orphaned, files))
+		routing, err := r.H.DB.RoutingNaming(ctx, neverActive(o, deletable))
+		if err != nil {
+			return Outcome{}, sum, failure.Mark(failure.Data, fmt.Errorf("prune: %w", err))
+		}
+		res.Changes = append(res.Changes, routingRowChanges(routing)...)
 		sum.fill(cands, deletable, orphaned, files, sizes)
+		sum.Routing = len(routing)
 		return res, sum, nil
 	}
 	res, orphaned, err := r.applyRetention(ctx, ret, deletable, files, res)
 	sum.fill(cands, changedSessions(res.Changes), orphaned, files, sizes)
+	for _, c := range res.Changes {
+		if c.Store == "gateway_routing" {
+			sum.Routing++
+		}
+	}
 	return res, sum, err
+}
+
+// checkRetention refuses a never-active prune on a generation without
+// prune_never_active_keyed_sessions and, when applying, what the runtime's guards and
+// sessionctl's refusals forbid: a never-active prune also deletes gateway_routing rows, a
+// routing-index write (refused while a gateway runs, which rewrites its rows from memory).
+func (r *Run) checkRetention(ctx context.Context, o RetentionOptions) error {
+	h := r.H
+	if o.NeverActive && !h.Rules.Maintenance.NeverActivePrune {
+		return failure.Mark(failure.Data, fmt.Errorf("prune --never-active: generation %s (schema v%d) has no prune_never_active_keyed_sessions (it arrived with 174ce8770, r0817): nothing deleted", h.Gen, h.Schema.Version))
+	}
+	if !r.Apply {
+		return nil
+	}
+	if o.NeverActive && h.Schema.HasGatewayRouting {
+		if err := r.checkRoutingWritable(ctx); err != nil {
+			return err
+		}
+	}
+	return r.checkDBWrite(ctx, retentionWrite)
+}
+
+// neverActive returns ids for a never-active prune (whose routing rows go with them), else
+// none.
+func neverActive(o RetentionOptions, ids []string) []string {
+	if !o.NeverActive {
+		return nil
+	}
+	return ids
+}
+
+// routingRowChanges lists the gateway_routing rows deleted (or to delete), by scope and key.
+func routingRowChanges(rows []statedb.RoutingRow) []Change {
+	var out []Change
+	for _, row := range rows {
+		out = append(out, Change{Store: "gateway_routing", Target: row.Scope + " " + row.Key, Op: "delete"})
+	}
+	return out
 }
 
 // fileSizes returns the size of each file (read before the files move).
@@ -160,6 +216,7 @@ func (r *Run) applyRetention(ctx context.Context, ret statedb.Retention, ids []s
 			orphaned[child] = parent
 		}
 		report := retentionReport(nil, pr.Deleted, pr.Orphaned, pick(files, pr.Deleted))
+		report.Changes = append(report.Changes, routingRowChanges(pr.Routing)...)
 		report.Findings = append(report.Findings, skippedFindings(pr.Skipped)...)
 		return batchStep{tx, report, pr.Remaining}, err
 	})

@@ -25,10 +25,12 @@ type FieldEdit struct {
 	Value any // bool, string or nil
 }
 
-// EntryEdit is the set of field edits for one key.
+// EntryEdit is the set of field edits for one key, or its removal (Remove: the runtime's
+// store drops the entry, and its save writes no such key).
 type EntryEdit struct {
 	Key    string
 	Fields []FieldEdit
+	Remove bool
 }
 
 // RoutingPlan is what a routing repair wants to change.
@@ -38,12 +40,14 @@ type RoutingPlan struct {
 	Counts   *journal.FileImage // the .restart_failure_counts file before/after, when it changes
 }
 
-// plannedEntry is an edit resolved against the current entry.
+// plannedEntry is an edit resolved against the current entry. before is nil for an entry
+// added back (undo of a removal), after nil for one removed.
 type plannedEntry struct {
 	key    string
 	before *sessionsjson.Entry
 	after  *sessionsjson.Entry
 	saved  []string // members written in the runtime's save form as well (Entry.Saved)
+	prev   string   // sessions.json: the key of the member before it (journal.EntryImage.Prev)
 }
 
 // resolveEdits applies the edits to copies of the entries, dropping edits that change nothing.
@@ -55,6 +59,10 @@ func resolveEdits(entries func(string) *sessionsjson.Entry, edits []EntryEdit) (
 	for _, ed := range edits {
 		before := entries(ed.Key)
 		if before == nil {
+			continue
+		}
+		if ed.Remove {
+			out = append(out, plannedEntry{key: ed.Key, before: before})
 			continue
 		}
 		after := before
@@ -81,6 +89,10 @@ func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Cha
 	}
 	var out []Change
 	for _, p := range planned {
+		if p.after == nil {
+			out = append(out, Change{Store: store, Target: p.key, Op: "remove entry", Before: rawOrNil(p.before.Raw())})
+			continue
+		}
 		for _, f := range byKey[p.key].Fields {
 			before, _ := p.before.Get(f.Field)
 			after, _ := p.after.Get(f.Field)
@@ -123,6 +135,9 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 		return nil, nil, err
 	}
 	a := &routingApplier{r: r, primary: primary}
+	if h.Routing.Source != home.SourceGatewayRouting {
+		placeRemoved(h.Mirror.Doc, a.primary)
+	}
 	var legacy, copies []plannedEntry
 	if h.Routing.Source == home.SourceGatewayRouting {
 		// a legacy entry lives in sessions.json only: edited there (the runtime imports it
@@ -163,7 +178,27 @@ func planMirror(h *home.Home, edits []EntryEdit) ([]plannedEntry, error) {
 	if h.Mirror.Doc == nil {
 		return nil, nil // no mirror file (none is created), or an unreadable one
 	}
-	return resolveEdits(h.Mirror.Doc.Entry, edits)
+	planned, err := resolveEdits(h.Mirror.Doc.Entry, edits)
+	placeRemoved(h.Mirror.Doc, planned)
+	return planned, err
+}
+
+// placeRemoved records, for each entry of sessions.json (doc) planned for removal, the key
+// of the member before it: where an undo puts it back.
+func placeRemoved(doc *sessionsjson.Document, planned []plannedEntry) {
+	for i := range planned {
+		if planned[i].after == nil && doc != nil {
+			planned[i].prev = doc.PrevKey(planned[i].key)
+		}
+	}
+}
+
+// entryRaw is an entry's journal image, nil when it is absent.
+func entryRaw(e *sessionsjson.Entry) json.RawMessage {
+	if e == nil {
+		return nil
+	}
+	return e.Raw()
 }
 
 func countsOp(f *journal.FileImage) string {
@@ -187,10 +222,10 @@ func (a *routingApplier) journal(p RoutingPlan) *journal.Journal {
 	j.Scope = h.Routing.Scope
 	store := h.Routing.Source.Store()
 	for _, pe := range a.primary {
-		j.Routing = append(j.Routing, journal.EntryImage{Store: store, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
+		j.Routing = append(j.Routing, journal.EntryImage{Store: store, Key: pe.key, Before: entryRaw(pe.before), After: entryRaw(pe.after), Prev: pe.prev})
 	}
 	for _, pe := range a.mirror {
-		j.Routing = append(j.Routing, journal.EntryImage{Store: home.StoreSessionsJSON, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
+		j.Routing = append(j.Routing, journal.EntryImage{Store: home.StoreSessionsJSON, Key: pe.key, Before: entryRaw(pe.before), After: entryRaw(pe.after), Prev: pe.prev})
 	}
 	if p.Counts != nil {
 		j.Files = append(j.Files, *p.Counts)
@@ -230,7 +265,9 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) (changed bool, err er
 		return false, nil
 	}
 	for _, pe := range planned {
-		doc.Replace(pe.key, pe.after)
+		if err := spliceEntry(doc, pe); err != nil {
+			return false, fmt.Errorf("write sessions.json: %w", err)
+		}
 	}
 	err = sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
@@ -239,6 +276,18 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) (changed bool, err er
 		return errors.Is(err, sessionsjson.ErrNotDurable), fmt.Errorf("write sessions.json: %w", err)
 	}
 	return true, nil
+}
+
+// spliceEntry records one planned entry in doc: replaced, removed, or added back after the
+// member it followed.
+func spliceEntry(doc *sessionsjson.Document, pe plannedEntry) error {
+	switch {
+	case pe.after == nil:
+		return doc.Remove(pe.key)
+	case pe.before == nil:
+		return doc.Insert(pe.key, pe.after.Raw(), pe.prev)
+	}
+	return doc.Replace(pe.key, pe.after)
 }
 
 // restoreJSON puts the original sessions.json bytes back after a failed step and reports
@@ -266,12 +315,20 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 	}
 	defer db.Close()
 	updates := make(map[string]string, len(a.primary))
+	var removed []string
 	for _, pe := range a.primary {
+		if pe.after == nil {
+			removed = append(removed, pe.key)
+			continue
+		}
 		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
 	}
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, h.Opts.Clock.Unix); err != nil {
+			return err
+		}
+		if err := statedb.DeleteRoutingTx(ctx, tx, h.Routing.Scope, removed); err != nil {
 			return err
 		}
 		written, err := a.applyJSON(a.mirror)

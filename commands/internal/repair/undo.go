@@ -3,6 +3,7 @@ package repair
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -320,15 +321,15 @@ func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (c
 	h := r.H
 	a := &routingApplier{r: r}
 	for _, img := range images {
-		before, err := sessionsjson.DecodeEntry(img.Key, img.Before, h.Rules)
+		before, err := decodeImage(h, img.Key, img.Before)
 		if err != nil {
-			return false, failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
+			return false, err
 		}
-		after, err := sessionsjson.DecodeEntry(img.Key, img.After, h.Rules)
+		after, err := decodeImage(h, img.Key, img.After)
 		if err != nil {
-			return false, failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", img.Key, err))
+			return false, err
 		}
-		pe := plannedEntry{key: img.Key, before: before, after: after}
+		pe := plannedEntry{key: img.Key, before: before, after: after, prev: img.Prev}
 		if img.Store == home.StoreSessionsJSON && h.Routing.Source == home.SourceGatewayRouting {
 			a.mirror = append(a.mirror, pe)
 		} else {
@@ -339,6 +340,18 @@ func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (c
 		return false, nil
 	}
 	return a.apply(ctx, nil)
+}
+
+// decodeImage decodes one side of a journal's entry image, nil where the entry is absent.
+func decodeImage(h *home.Home, key string, raw json.RawMessage) (*sessionsjson.Entry, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	e, err := sessionsjson.DecodeEntry(key, raw, h.Rules)
+	if err != nil {
+		return nil, failure.Mark(failure.Data, fmt.Errorf("journal entry %q: %w", key, err))
+	}
+	return e, nil
 }
 
 func describeKey(key map[string]statedb.Value) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -137,23 +138,22 @@ func part(bytes, n, total int64) int64 {
 	return int64(float64(bytes) * float64(n) / float64(total))
 }
 
-// microsPerDay is a day in microseconds (the entries' timestamps are in microseconds).
-const microsPerDay = 86400e6
-
-// entriesPrune counts the entries prune_old_entries(days) drops now: updated_at strictly
-// older than the naive local now − days, suspended entries kept.
+// entriesPrune counts the entries prune_old_entries(days) drops now
+// (sessionsjson.PruneOldEntries): updated_at strictly older than the naive local now − days,
+// suspended entries kept; the entries whose aware updated_at makes it raise are counted apart.
 func entriesPrune(h *home.Home, days float64) *EntriesPrune {
 	p := &EntriesPrune{OlderThanDays: days}
-	cutoff := h.Opts.Clock.NaiveLocalMicros(time.Local) - int64(days*microsPerDay)
+	var entries []sessionsjson.StoreEntry
 	for _, e := range h.Loaded() {
-		switch {
-		case e.Suspended:
-		case e.UpdatedAt.Aware:
+		se := e.StoreEntry()
+		if se.Aware && !se.Suspended {
 			p.Aware++
-		case e.UpdatedAt.WallMicros() < cutoff:
-			p.Entries++
+			continue
 		}
+		entries = append(entries, se)
 	}
+	keys, _ := sessionsjson.PruneOldEntries(entries, sessionsjson.OldEntriesCutoff(h.Opts.Clock.NaiveLocalMicros(time.Local), days*86400))
+	p.Entries = len(keys)
 	return p
 }
 

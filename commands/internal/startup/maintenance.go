@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -297,24 +296,19 @@ func raisesOn(err error) (string, error) {
 }
 
 // firstHour is SessionStore.prune_old_entries(session_store_max_age_days) in the gateway's
-// first hour: entries not updated for 90 days (strictly older) are dropped, suspended ones
-// kept (eb07c0564 … 481156139); an aware updated_at makes the comparison raise, and nothing
-// is dropped.
+// first hour (sessionsjson.PruneOldEntries): entries not updated for 90 days (strictly older)
+// are dropped, suspended ones kept; an aware updated_at makes it raise, and nothing is dropped.
 func (s *startRun) firstHour() {
 	p := &s.maint.EntriesPrune
-	cutoff := s.load.now - sessionsjson.SessionStoreMaxAgeDays*microsPerDay
-	var keys []string
-	for _, e := range s.load.kept {
-		switch {
-		case e.suspended:
-		case e.aware:
-			p.Raises = "entry " + strconv.Quote(e.key) + " has an aware updated_at: comparing it with the naive cutoff raises TypeError"
-			return
-		case e.updated < cutoff:
-			keys = append(keys, e.key)
-		}
+	entries := make([]sessionsjson.StoreEntry, len(s.load.kept))
+	for i, e := range s.load.kept {
+		entries[i] = e.StoreEntry
 	}
-	slices.Sort(keys)
+	keys, raises := sessionsjson.PruneOldEntries(entries, sessionsjson.OldEntriesCutoff(s.load.now, sessionsjson.SessionStoreMaxAgeDays*86400))
+	if raises != "" {
+		p.Raises = raises
+		return
+	}
 	p.Keys = append(p.Keys, keys...)
 	p.WouldDrop = len(keys)
 }

@@ -22,14 +22,9 @@ const (
 )
 
 // storeEntry is an entry in the store after the load: what the gateway's first-hour entries
-// prune reads of it.
+// prune reads of it, and whether the load imported it.
 type storeEntry struct {
-	key       string
-	suspended bool
-	// updated is updated_at on the WallMicros scale; aware: an aware timestamp, which the
-	// prune's comparison with a naive time raises on.
-	updated  int64
-	aware    bool
+	sessionsjson.StoreEntry
 	imported bool // taken from sessions.json into gateway_routing (a db-primary loader)
 }
 
@@ -140,8 +135,7 @@ func (l *storeLoad) endedRows(ctx context.Context, loaded []*sessionsjson.Entry)
 
 // keep adds an entry the load keeps as it is.
 func (l *storeLoad) keep(e *sessionsjson.Entry, imported bool) {
-	l.kept = append(l.kept, storeEntry{key: e.Key, suspended: e.Suspended, updated: e.UpdatedAt.WallMicros(),
-		aware: e.UpdatedAt.Aware, imported: imported})
+	l.kept = append(l.kept, storeEntry{StoreEntry: e.StoreEntry(), imported: imported})
 }
 
 // stale is the load-time prune of one entry whose row ended with reason.
@@ -162,7 +156,7 @@ func (l *storeLoad) stale(ctx context.Context, e *sessionsjson.Entry, reason str
 		if err := l.view.Reopen(ctx, rec.Target.ID); err != nil {
 			return err
 		}
-		l.kept = append(l.kept, storeEntry{key: e.Key, updated: l.rebuiltAt(rec.Target), imported: imported})
+		l.kept = append(l.kept, storeEntry{StoreEntry: sessionsjson.StoreEntry{Key: e.Key, Updated: l.rebuiltAt(rec.Target)}, imported: imported})
 		l.changed = append(l.changed, Changed{Key: e.Key, Reason: ReasonRepointed, Fields: l.rebuiltFields(e, rec.Target),
 			Before: e.SessionID, After: rec.Target.ID})
 	case home.StaleReopen:
@@ -216,7 +210,7 @@ func (l *storeLoad) rebuiltFields(e *sessionsjson.Entry, t statedb.Recovered) []
 func (l *storeLoad) keptKeys() map[string]bool {
 	out := make(map[string]bool, len(l.kept))
 	for _, e := range l.kept {
-		out[e.key] = true
+		out[e.Key] = true
 	}
 	return out
 }

@@ -1,0 +1,83 @@
+package commands
+
+import (
+	"fmt"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
+	"github.com/urfave/cli/v2"
+)
+
+func archiveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "archive",
+		Usage:     "archive ended sessions older than D, or sessions idle for D, with their whole compression lineage (archive_sessions / archive_stale_sessions; undoable)",
+		ArgsUsage: " ",
+		Flags: repairFlags(
+			&cli.StringFlag{Name: "older-than", Usage: "ended sessions older than `D` by the generation's age rule (archive_sessions)"},
+			&cli.StringFlag{Name: "source", Usage: "with --older-than: only sessions of source `S`"},
+			&cli.StringFlag{Name: "idle", Usage: "sessions, open ones included, idle for `D` (r0817's archive_stale_sessions)"}),
+		Action: runArchive,
+	}
+}
+
+func unarchiveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "unarchive",
+		Usage:     "unarchive sessions with their whole compression lineage (set_session_archived(id, False); undoable)",
+		ArgsUsage: "ID...",
+		Flags:     repairFlags(),
+		Action:    runUnarchive,
+	}
+}
+
+func runArchive(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("archive takes no arguments (unarchive takes IDs)")
+	}
+	var o repair.ArchiveOptions
+	var err error
+	switch {
+	case c.IsSet("older-than") == c.IsSet("idle"):
+		return usagef("archive needs exactly one of --older-than D and --idle D")
+	case c.IsSet("idle") && c.IsSet("source"):
+		return usagef("--source goes with --older-than (archive_stale_sessions has no source filter)")
+	case c.IsSet("source") && c.String("source") == "":
+		return usagef("--source: empty: name a source such as cli or telegram")
+	case c.IsSet("idle"):
+		o.Mode = repair.ArchiveIdle
+		o.Age, err = ageFlag(c, "idle")
+	default:
+		o.Mode, o.Source = repair.ArchiveOlder, c.String("source")
+		o.Age, err = ageFlag(c, "older-than")
+	}
+	if err != nil {
+		return err
+	}
+	return runArchiving(c, "archive", o)
+}
+
+func runUnarchive(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usagef("unarchive needs at least one session ID")
+	}
+	return runArchiving(c, "unarchive", repair.ArchiveOptions{Mode: repair.ArchiveIDs, IDs: c.Args().Slice()})
+}
+
+func runArchiving(c *cli.Context, command string, ao repair.ArchiveOptions) error {
+	o, r, err := startRepair(c, command, home.Database)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, sum, err := repair.Archive(c.Context, r, ao)
+	if err != nil {
+		return err
+	}
+	res := outcomeResult(out)
+	res.data = map[string]any{"archive": sum, "batches": out.Batches}
+	if !o.json && !o.quiet {
+		fmt.Fprintln(o.stdout, sum.Text())
+	}
+	return report(o, r.H, res)
+}
