@@ -118,7 +118,7 @@ func Archive(ctx context.Context, r *Run, o ArchiveOptions) (Outcome, ArchiveSum
 	if !r.Apply || len(changes) == 0 {
 		return archiveReport(changes), sum, nil
 	}
-	out, err := r.batches(ctx, ids, Outcome{}, archiveWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	out, err := r.batches(ctx, ids, r.batchRows(), Outcome{}, archiveWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var ar statedb.ArchiveResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error

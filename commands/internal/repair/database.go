@@ -80,7 +80,7 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	if len(ids) == 0 {
 		return res, nil
 	}
-	return r.batches(ctx, ids, res, finalizeWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	return r.batches(ctx, ids, r.batchRows(), res, finalizeWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var fin statedb.FinalizeResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
@@ -103,7 +103,7 @@ type batchStep struct {
 // Between batches is a safe point: a cancelled context stops the run there, and so does the
 // runtime's repair lock taken meanwhile (probed again before every later batch). A batch that
 // fails rolls back and reports nothing; the batches before it stay applied (Incomplete).
-func (r *Run) batches(ctx context.Context, ids []string, res Outcome, w dbWrite, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
+func (r *Run) batches(ctx context.Context, ids []string, maxRows int, res Outcome, w dbWrite, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
 	db, err := r.openWriteDB(ctx, w)
 	if err != nil {
 		return Outcome{}, err
@@ -113,7 +113,7 @@ func (r *Run) batches(ctx context.Context, ids []string, res Outcome, w dbWrite,
 	// before it lets the lock go.
 	defer r.background(func() { _ = db.Close() })
 	var done dbBatches
-	for batch := (statedb.Batch{MaxRows: r.batchRows(), Among: ids}); len(batch.Among) > 0; {
+	for batch := (statedb.Batch{MaxRows: maxRows, Among: ids}); len(batch.Among) > 0; {
 		err := ctx.Err() // a safe point: between two committed batches
 		if err == nil && len(done) > 0 {
 			err = guardRefusal(statedb.ProbeRepairLock(r.H.Opts.Home.StateDB()))
@@ -124,13 +124,13 @@ func (r *Run) batches(ctx context.Context, ids []string, res Outcome, w dbWrite,
 			done = done.add(st.tx)
 		}
 		if err != nil {
-			done.record(&res, r.batchRows())
+			done.record(&res, maxRows)
 			return res, stopped(res, err)
 		}
 		res.add(st.report)
 		batch.Among = st.remaining
 	}
-	done.record(&res, r.batchRows())
+	done.record(&res, maxRows)
 	return res, nil
 }
 
@@ -321,7 +321,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
-	return r.batches(ctx, deletable, res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	return r.batches(ctx, deletable, r.batchRows(), res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
