@@ -91,6 +91,7 @@ const (
 	DBBadModelConfig          ID = "db.malformed-model-config"
 	DBOddValue                ID = "db.odd-value"
 	DBDeletedHolder           ID = "db.deleted-holder"
+	JournalOrphanRowStore     ID = "journal.orphan-row-store"
 	GatewayRunning            ID = "gateway.running"
 	StartPreviewUnknown       ID = "start.preview-unknown"
 	MaintainRoutingSkipped    ID = "maintain.routing-skipped"
@@ -136,7 +137,7 @@ var All = []ID{
 	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 	PruneLocked, PruneLeased, PruneUnsafeID,
-	DBDeletedHolder, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
+	DBDeletedHolder, JournalOrphanRowStore, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
 }
 
 // FailOn is the level of findings that fails a run.
