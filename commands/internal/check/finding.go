@@ -97,6 +97,7 @@ const (
 	MaintainRoutingSkipped    ID = "maintain.routing-skipped"
 	MaintainWritesRefused     ID = "maintain.writes-refused"
 	MaintainStepRefused       ID = "maintain.step-refused"
+	MaintainCompactSkipped    ID = "maintain.compact-skipped"
 )
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
@@ -134,7 +135,7 @@ var All = []ID{
 	UpgradeSchema, UpgradeEntriesDropped, UpgradeEntriesRewritten, UpgradeEntriesImported, UpgradeGhostPrune,
 	UpgradeOrphanFinalize, UpgradeAutoPrune, UpgradeEntriesPruned, UpgradeFTSRebuild, UpgradeRollback, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBFTSOutOfStep, SessionsStrayTranscript, SessionsTranscriptMissing, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
-	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
+	MaintainWritesRefused, MaintainStepRefused, MaintainCompactSkipped, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 	PruneLocked, PruneLeased, PruneUnsafeID,
 	DBDeletedHolder, JournalOrphanRowStore, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
