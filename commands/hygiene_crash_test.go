@@ -50,6 +50,7 @@ func TestCrashPrune(t *testing.T) {
 					if len(js) != 0 {
 						t.Fatalf("a journal was written before the row store's fault point: %v", js)
 					}
+					assertOrphanRowStore(t, home, 1)
 				} else {
 					if len(js) != 1 {
 						t.Fatalf("%d journals, want 1", len(js))
@@ -64,13 +65,43 @@ func TestCrashPrune(t *testing.T) {
 				}
 				compareDump(t, dumpHygiene(t, home, false), loadHygieneExpected(t, gen, "before", false))
 				comparePlainFiles(t, plainFiles(t, home), original)
-				// the same command then runs to the end
-				if code, _, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, args...)...); code != ExitOK {
+				// the same command then runs to the end (and removes the orphan row store)
+				code, stdout, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+				if code != ExitOK {
 					t.Fatalf("re-run: exit %d: %s", code, stderr)
 				}
+				if orphaned := point == statedb.FaultAfterRowStore; orphaned != strings.Contains(stdout, "journal.orphan-row-store") {
+					t.Errorf("re-run after %s: reports removing an orphan row store: %v\n%s", point, !orphaned, stdout)
+				}
+				assertOrphanRowStore(t, home, 0)
 				compareDump(t, dumpHygiene(t, home, false), loadHygieneExpected(t, gen, "prune--7d", false))
 			})
 		}
+	}
+}
+
+// assertOrphanRowStore checks that check reports n row stores no journal names
+// (journal.orphan-row-store, info).
+func assertOrphanRowStore(t *testing.T, home string, n int) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "check", "--fail-on", "never")
+	var env struct {
+		Findings []struct{ Check, Severity, Subject string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+		t.Fatalf("check: exit %d: %v\n%s", code, err, stderr)
+	}
+	found := 0
+	for _, f := range env.Findings {
+		if f.Check == "journal.orphan-row-store" {
+			found++
+			if f.Severity != "info" || !strings.HasSuffix(f.Subject, ".rows.db") {
+				t.Errorf("finding %+v", f)
+			}
+		}
+	}
+	if found != n || code != ExitOK {
+		t.Errorf("check: exit %d, %d orphan row store(s), want %d:\n%s", code, found, n, stdout)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
+	"github.com/sessionctl/sessionctl/commands/internal/storage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,6 +21,9 @@ func maintainCommand() *cli.Command {
 			&cli.BoolFlag{Name: "apply", Usage: "run the repairs (default: check and report what would be done)"},
 			failOnFlag("`LEVEL` of remaining findings that fails the run: error, warn or never"),
 			&cli.StringSliceFlag{Name: "ignore", Usage: "leave the findings of check `ID` out: not printed, not counted for --fail-on (repeatable)"},
+			&cli.StringFlag{Name: "backup", Usage: "first, before any write, back up the home into a new <time> directory in `DIR` (as backup --to DIR)"},
+			&cli.StringFlag{Name: "prune", Usage: "after the repairs, prune the ended sessions older than `D` (as prune --older-than D)"},
+			&cli.BoolFlag{Name: "compact", Usage: "last, compact state.db (as compact; skipped, with a finding, where compact would refuse)"},
 		},
 		Action: runMaintain,
 	}
@@ -51,16 +55,39 @@ func runMaintain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	opts, err := hygieneOptions(c)
+	if err != nil {
+		return err
+	}
 	o, err := loadOptions(c, "maintain")
 	if err != nil {
 		return err
 	}
-	rep, err := repair.Maintain(c.Context, o.Options, repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows, Ignore: ignore})
+	if opts.Backup, err = storage.BackupStep(c.String("backup")); err != nil {
+		return err
+	}
+	opts.Options = repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows, Ignore: ignore}
+	rep, err := repair.Maintain(c.Context, o.Options, opts)
 	if err != nil {
 		return err
 	}
 	defer rep.Home.Close()
 	return reportMaintain(c.Context, o, rep, failOn)
+}
+
+// hygieneOptions reads maintain's optional steps --prune D and --compact, and checks that
+// --backup names a directory.
+func hygieneOptions(c *cli.Context) (repair.MaintainOptions, error) {
+	opts := repair.MaintainOptions{Compact: storage.CompactStep(c.Bool("compact"))}
+	if c.IsSet("backup") && c.String("backup") == "" {
+		return opts, usagef("--backup: empty: name the directory the backup goes into")
+	}
+	if c.IsSet("prune") {
+		older, err := ageFlag(c, "prune")
+		opts.Prune = &repair.RetentionOptions{OlderThan: older}
+		return opts, err
+	}
+	return opts, nil
 }
 
 // parseIgnore reads --ignore: check ids (a usage error naming the valid ones otherwise).
@@ -125,6 +152,9 @@ func maintainSummary(data repair.MaintainData, findings []check.Finding) string 
 	done := fmt.Sprintf("%d change(s) applied, %d journal(s)", data.Changed, len(data.Journals))
 	if data.Planned > 0 {
 		done = fmt.Sprintf("%d change(s) planned (run with --apply to make them)", data.Planned)
+	}
+	if b, ok := data.Backup.(*storage.BackupData); ok {
+		done += ", backup " + b.Backup
 	}
 	skipped := ""
 	if len(data.Skipped) > 0 {

@@ -91,11 +91,13 @@ const (
 	DBBadModelConfig          ID = "db.malformed-model-config"
 	DBOddValue                ID = "db.odd-value"
 	DBDeletedHolder           ID = "db.deleted-holder"
+	JournalOrphanRowStore     ID = "journal.orphan-row-store"
 	GatewayRunning            ID = "gateway.running"
 	StartPreviewUnknown       ID = "start.preview-unknown"
 	MaintainRoutingSkipped    ID = "maintain.routing-skipped"
 	MaintainWritesRefused     ID = "maintain.writes-refused"
 	MaintainStepRefused       ID = "maintain.step-refused"
+	MaintainCompactSkipped    ID = "maintain.compact-skipped"
 )
 
 // Ids of the notes repairs add to their findings (docs/checks.md, "Repair notes").
@@ -133,10 +135,10 @@ var All = []ID{
 	UpgradeSchema, UpgradeEntriesDropped, UpgradeEntriesRewritten, UpgradeEntriesImported, UpgradeGhostPrune,
 	UpgradeOrphanFinalize, UpgradeAutoPrune, UpgradeEntriesPruned, UpgradeFTSRebuild, UpgradeRollback, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBFTSOutOfStep, SessionsStrayTranscript, SessionsTranscriptMissing, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
-	MaintainWritesRefused, MaintainStepRefused, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
+	MaintainWritesRefused, MaintainStepRefused, MaintainCompactSkipped, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
 	PruneLocked, PruneLeased, PruneUnsafeID,
-	DBDeletedHolder, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
+	DBDeletedHolder, JournalOrphanRowStore, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
 }
 
 // FailOn is the level of findings that fails a run.

@@ -1,11 +1,13 @@
 package journal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -82,4 +84,86 @@ func (j *Journal) checkRowStore(home sessionsjson.Home) error {
 		return fmt.Errorf("row store %s is %s", j.RowStore, sessionsjson.FileKind(fi.Mode()))
 	}
 	return nil
+}
+
+// OrphanRowStores lists the row stores in the home's journal directory that no journal names:
+// what a prune stopped between committing a batch's row store and writing its journal leaves
+// behind (docs/decisions.md "Row stores"). Nothing in the home changed with them: the rows
+// they copy are still in state.db. A store is named by the journal beside it
+// (<name>.json, which is the one its prune writes) or by any other journal (an undo's names
+// the store of the journal it undoes). Only regular files directly in the journal directory
+// are considered and nothing is followed; a journal directory that does not exist, or is
+// not a directory, has none.
+func OrphanRowStores(home sessionsjson.Home) ([]string, error) {
+	dir := home.JournalDir()
+	for _, d := range []string{home.ToolDir(), dir} {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			return nil, nil
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	regular := map[string]bool{}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			regular[e.Name()] = true
+		}
+	}
+	var unnamed []string
+	for _, e := range entries { // in name order
+		stem, ok := strings.CutSuffix(e.Name(), rowStoreSuffix)
+		if ok && regular[e.Name()] && !regular[stem+".json"] {
+			unnamed = append(unnamed, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(unnamed) == 0 {
+		return nil, nil
+	}
+	named, err := namedRowStores(dir, regular)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(unnamed, func(p string) bool { return named[filepath.Base(p)] }), nil
+}
+
+// namedRowStores reads the row store each journal among names (the regular files of dir)
+// names, by its file name: a journal's store is in the journal directory (undo refuses any
+// other), which the home's path may spell otherwise than it did then (a symbolic link).
+func namedRowStores(dir string, names map[string]bool) (map[string]bool, error) {
+	named := map[string]bool{}
+	for name := range names {
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		store, err := rowStoreOf(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		if store != "" {
+			named[filepath.Base(store)] = true
+		}
+	}
+	return named, nil
+}
+
+// rowStoreOf reads the row store a journal names ("" when none), decoding nothing else. A
+// file that is not a journal names none.
+func rowStoreOf(path string) (string, error) {
+	f, err := sessionsjson.OpenRegularFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // removed meanwhile
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var j struct {
+		RowStore string `json:"row_store"`
+	}
+	if json.NewDecoder(f).Decode(&j) != nil {
+		return "", nil
+	}
+	return j.RowStore, nil
 }

@@ -54,3 +54,49 @@ func TestRowStorePaths(t *testing.T) {
 		t.Errorf("row store still there: %v", err)
 	}
 }
+
+// TestOrphanRowStores: a row store is an orphan when no journal names it — neither the
+// journal beside it nor any other (an undo's journal names the store it undoes); symbolic
+// links and a missing journal directory give none.
+func TestOrphanRowStores(t *testing.T) {
+	home := sessionsjson.Home{Dir: t.TempDir()}
+	if got, err := OrphanRowStores(home); err != nil || got != nil {
+		t.Fatalf("no journal directory: %v, %v", got, err)
+	}
+	dir := home.JournalDir()
+	store := func(name string) string {
+		path := filepath.Join(dir, name+".rows.db")
+		if _, err := CreateRowStore(home, path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	journalOf := func(name, rowStore string) {
+		j := &Journal{Command: "prune", Home: home.Dir}
+		if rowStore != "" {
+			j.RowStore, j.RowStoreOp = rowStore, RowStoreDeleted
+		}
+		if err := Write(filepath.Join(dir, name+".json"), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	journalOf("a-prune", store("a-prune")) // named by its own journal
+	undone := store("b-prune")             // its journal deleted, an undo's names it
+	journalOf("c-undo", undone)            // (an undo journal has no store of its own)
+	orphan := store("d-prune")             // a prune killed before its journal
+	other := store("e-prune")              // beside a journal that names none
+	journalOf("e-prune", "")               // (the sibling is taken as naming it)
+	if err := os.WriteFile(filepath.Join(dir, "f.json"), []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(orphan, filepath.Join(dir, "g-prune.rows.db")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := OrphanRowStores(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != orphan {
+		t.Errorf("orphans %v, want [%s] (%s beside its journal)", got, orphan, other)
+	}
+}

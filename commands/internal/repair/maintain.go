@@ -15,34 +15,99 @@ import (
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
-// maintainStep is one repair maintain runs; routing steps are skipped while a gateway runs.
+// maintainStep is one step maintain runs; routing steps are skipped while a gateway runs.
 type maintainStep struct {
 	name    string
 	routing bool
 	write   dbWrite // what it writes in state.db (a routing step: where gateway_routing is the index)
 	run     func(ctx context.Context, r *Run) (Outcome, error)
+	// needs is what the home must have for the step to exist there (nil: nothing); a step
+	// whose needs fail is skipped without a finding (r0418 has neither state.db repair).
+	needs func(h *home.Home) error
 }
 
 // routingWrite is what a routing step writes in state.db.
 var routingWrite = dbWrite{routing: true}
 
+// dbRepairs is what the runtime's own state.db repairs need.
+func dbRepairs(h *home.Home) error { return DBRepairAvailable(h, "") }
+
 // maintainSteps are maintain's repairs in order, each with the runtime's own defaults.
 var maintainSteps = []maintainStep{
 	{"finalize-orphans", false, finalizeWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Finalize(ctx, r, statedb.DefaultOrphanMinAge)
-	}},
+	}, dbRepairs},
 	{"prune-ghosts", false, pruneWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Prune(ctx, r, statedb.DefaultGhostMinAge)
-	}},
+	}, dbRepairs},
 	{"suspend-stuck", true, routingWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Routing(ctx, r, SuspendStuck(sessionsjson.StuckLoopThreshold))
-	}},
+	}, nil},
 	{"repoint", true, routingWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Routing(ctx, r, Repoint)
-	}},
+	}, nil},
 	{"resume clear --stale", true, routingWrite, func(ctx context.Context, r *Run) (Outcome, error) {
 		return Routing(ctx, r, ResumeClear(ClearSelection{Stale: true, MaxAge: StaleMaxAge}))
-	}},
+	}, nil},
+}
+
+// MaintainOptions are maintain's: those of the repairs, and its optional hygiene steps (each
+// off when nil), which run in the order backup, the repairs, prune, compact.
+type MaintainOptions struct {
+	Options
+	// Backup (--backup DIR) runs first, before any write of the run.
+	Backup *HygieneStep
+	// Prune (--prune D) is the retention prune, as `prune --older-than D` runs it.
+	Prune *RetentionOptions
+	// Compact (--compact) runs last.
+	Compact *HygieneStep
+}
+
+// HygieneStep is an optional maintain step another engine runs (backup and compact: package
+// storage, which builds on this one). Run plans or runs it on r — a home opened for its
+// database, sessionctl's lock held when applying — and returns its outcome and its data for
+// data.<Name>. An error that is a *StepSkipped skips the step with its finding and the run
+// goes on; any other error stops the run, as a failed repair does.
+type HygieneStep struct {
+	Name string
+	Run  func(ctx context.Context, r *Run) (Outcome, any, error)
+}
+
+// StepSkipped is a HygieneStep's error when it does not run on this home, or not now:
+// Finding says why (a finding without a check id: the step does not exist here).
+type StepSkipped struct{ Finding check.Finding }
+
+func (s *StepSkipped) Error() string { return s.Finding.Message }
+
+// steps lists the steps of a run with opts, in order; the hygiene steps report their data
+// into rep.
+func (rep *MaintainReport) steps(opts MaintainOptions) []maintainStep {
+	var steps []maintainStep
+	if opts.Backup != nil {
+		steps = append(steps, rep.hygiene(opts.Backup, &rep.Data.Backup))
+	}
+	steps = append(steps, maintainSteps...)
+	if opts.Prune != nil {
+		ro := *opts.Prune
+		steps = append(steps, maintainStep{"prune", false, retentionWrite, func(ctx context.Context, r *Run) (Outcome, error) {
+			out, sum, err := Retention(ctx, r, ro)
+			rep.Data.Prune = &sum
+			return out, err
+		}, (*home.Home).NeedDB})
+	}
+	if opts.Compact != nil {
+		steps = append(steps, rep.hygiene(opts.Compact, &rep.Data.Compact))
+	}
+	return steps
+}
+
+// hygiene makes a step of s whose data goes to data.
+func (rep *MaintainReport) hygiene(s *HygieneStep, data *any) maintainStep {
+	return maintainStep{name: s.Name, run: func(ctx context.Context, r *Run) (Outcome, error) {
+		out, d, err := s.Run(ctx, r)
+		*data = d
+		return out, err
+	}}
 }
 
 // MaintainData is data of `maintain --json`.
@@ -55,6 +120,13 @@ type MaintainData struct {
 	Refused  bool     `json:"writes_refused"` // unknown schema or generation: nothing written
 	// Ignored are the findings of the checks Options.Ignore leaves out.
 	Ignored []check.Finding `json:"ignored"`
+	// StepJournals names the journals of each step that wrote any, by step.
+	StepJournals map[string][]string `json:"step_journals"`
+	// The data of the hygiene steps, as their commands give it (null when not asked, or
+	// skipped): backup's (null in a plan), prune's data.prune, compact's.
+	Backup  any               `json:"backup"`
+	Prune   *RetentionSummary `json:"prune"`
+	Compact any               `json:"compact"`
 }
 
 // MaintainReport is the outcome of one maintain run.
@@ -67,11 +139,12 @@ type MaintainReport struct {
 	RefusedBy error
 }
 
-// Maintain checks the home, runs every step (as plans unless opts.Apply), checks again after
+// Maintain checks the home, runs every step (as plans unless opts.Apply) — the backup asked
+// for, the repairs, the prune and the compact asked for, in that order — checks again after
 // applying and opens the home once more for the summary. When applying it holds sessionctl's
-// lock throughout, unless the home cannot be written at all (then every step is skipped and
-// nothing is created).
-func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainReport, error) {
+// lock throughout (the backup is taken under it, before any write), unless the home cannot
+// be written at all (then every step is skipped and nothing is created).
+func Maintain(ctx context.Context, o home.Options, opts MaintainOptions) (*MaintainReport, error) {
 	var guarded error // the runtime's guards refuse every write: no step runs, nothing is locked
 	if opts.Apply {
 		release, refusal, err := lockUnlessRefused(ctx, o)
@@ -86,7 +159,7 @@ func Maintain(ctx context.Context, o home.Options, opts Options) (*MaintainRepor
 		return nil, err
 	}
 	found, _ := split(before, opts.Ignore)
-	rep := &MaintainReport{Data: MaintainData{Found: check.CountProblems(found), Journals: []string{}, Skipped: []string{}}}
+	rep := &MaintainReport{Data: MaintainData{Found: check.CountProblems(found), Journals: []string{}, Skipped: []string{}, StepJournals: map[string][]string{}}}
 	notes, err := rep.runSteps(ctx, o, opts, guarded)
 	if err != nil {
 		return nil, err
@@ -129,16 +202,16 @@ func lockUnlessRefused(ctx context.Context, o home.Options) (release func() erro
 // runSteps runs each step on a freshly opened home (each sees the previous step's writes).
 // Routing steps are skipped, with a finding, while a gateway runs or when the routing index
 // cannot be written; every write is refused on a schema or generation the tool cannot write.
-func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Options, guarded error) ([]check.Finding, error) {
+func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts MaintainOptions, guarded error) ([]check.Finding, error) {
 	var notes []check.Finding
-	for _, step := range maintainSteps {
+	for _, step := range rep.steps(opts) {
 		var res Outcome
 		var skip *check.Finding
 		var err error
 		if guarded != nil {
 			skip = refusedFinding(guarded, "")
 		} else {
-			res, skip, err = runStep(ctx, o, opts, step)
+			res, skip, err = runStep(ctx, o, opts.Options, step)
 		}
 		if err == nil {
 			err = ctx.Err() // a safe point: between two steps
@@ -146,10 +219,10 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 		if err != nil {
 			var inc *Incomplete
 			if errors.As(err, &inc) { // the step applied part of its work before it stopped
-				rep.add(inc.Outcome, opts.Apply)
+				rep.add(step.name, inc.Outcome, opts.Apply)
 				err = inc.Err
 			} else if res.Applied {
-				rep.add(res, opts.Apply)
+				rep.add(step.name, res, opts.Apply)
 			}
 			return nil, stopped(rep.outcome(), fmt.Errorf("maintain: %s: %w", step.name, err))
 		}
@@ -165,15 +238,18 @@ func (rep *MaintainReport) runSteps(ctx context.Context, o home.Options, opts Op
 			continue
 		}
 		notes = append(notes, res.Findings...)
-		rep.add(res, opts.Apply)
+		rep.add(step.name, res, opts.Apply)
 	}
 	return notes, nil
 }
 
 // add counts a step's outcome in the report; a step stopped part-way adds what it applied.
-func (rep *MaintainReport) add(res Outcome, apply bool) {
+func (rep *MaintainReport) add(step string, res Outcome, apply bool) {
 	rep.Changes = append(rep.Changes, res.Changes...)
 	rep.Data.Journals = append(rep.Data.Journals, res.Journals...)
+	if len(res.Journals) > 0 {
+		rep.Data.StepJournals[step] = append(rep.Data.StepJournals[step], res.Journals...)
+	}
 	if apply {
 		rep.Data.Changed = len(rep.Changes)
 	} else {
@@ -204,6 +280,9 @@ func runStep(ctx context.Context, o home.Options, opts Options, step maintainSte
 		return Outcome{}, skip, nil
 	}
 	res, err := step.run(ctx, r)
+	if skipped := (*StepSkipped)(nil); errors.As(err, &skipped) {
+		return Outcome{}, &skipped.Finding, nil
+	}
 	return res, nil, err
 }
 
@@ -245,7 +324,7 @@ func stepSkip(ctx context.Context, r *Run, step maintainStep) *check.Finding {
 func stepRoutingSkip(r *Run, step maintainStep) *check.Finding {
 	h := r.H
 	if !step.routing {
-		if DBRepairAvailable(h, step.name) != nil {
+		if step.needs != nil && step.needs(h) != nil {
 			return &check.Finding{}
 		}
 		return nil

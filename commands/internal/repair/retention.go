@@ -70,6 +70,13 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 	if err := r.checkRetention(ctx, o); err != nil {
 		return Outcome{}, sum, err
 	}
+	var notes []check.Finding
+	if r.Apply {
+		var err error
+		if notes, err = r.removeOrphanRowStores(ctx); err != nil {
+			return Outcome{}, sum, err
+		}
+	}
 	cands, err := r.H.DB.RetentionCandidates(ctx, r.H.Opts.Clock.Unix, ret)
 	if err != nil {
 		return Outcome{}, sum, failure.Mark(failure.Data, fmt.Errorf("prune: %w", err))
@@ -85,7 +92,7 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 		return Outcome{}, sum, err
 	}
 	sizes := fileSizes(files)
-	res := Outcome{Findings: skippedFindings(cands)}
+	res := Outcome{Findings: append(notes, skippedFindings(cands)...)}
 	if !r.Apply || len(deletable) == 0 {
 		orphaned, err := r.H.DB.ChildrenLeft(ctx, deletable)
 		if err != nil {
@@ -147,6 +154,36 @@ func routingRowChanges(rows []statedb.RoutingRow) []Change {
 		out = append(out, Change{Store: "gateway_routing", Target: row.Scope + " " + row.Key, Op: "delete"})
 	}
 	return out
+}
+
+// removeOrphanRowStores removes the row stores no journal names (check's
+// journal.orphan-row-store: a prune stopped between a batch's row store and its journal,
+// nothing in the home changed) under sessionctl's lock, which it takes when there is any: no
+// other sessionctl's prune is then between the two. Each is reported in a note; one that
+// cannot be removed (or a journal directory that cannot be read) is a warning, and the prune
+// goes on.
+func (r *Run) removeOrphanRowStores(ctx context.Context) ([]check.Finding, error) {
+	home := r.H.Opts.Home
+	if stores, err := journal.OrphanRowStores(home); err == nil && len(stores) == 0 {
+		return nil, nil
+	}
+	if _, err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	stores, err := journal.OrphanRowStores(home)
+	if err != nil {
+		return []check.Finding{{Check: check.JournalOrphanRowStore, Severity: check.Warn, Subject: r.H.Opts.Rel(home.JournalDir()),
+			Message: "cannot look for row stores no journal names: " + err.Error()}}, nil
+	}
+	var out []check.Finding
+	for _, s := range stores {
+		f := check.Finding{Check: check.JournalOrphanRowStore, Severity: check.Info, Subject: r.H.Opts.Rel(s), Message: check.OrphanRowStoreNote + ": removed"}
+		if err := journal.RemoveRowStore(s); err != nil {
+			f.Severity, f.Message = check.Warn, check.OrphanRowStoreNote+": not removed: "+err.Error()
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // fileSizes returns the size of each file (read before the files move).

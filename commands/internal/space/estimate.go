@@ -24,7 +24,8 @@ type Reclaim struct {
 // PruneReclaim is `prune --older-than D`: the runtime's prune_sessions candidates (ended
 // sessions older than D by the generation's age rule), their messages, the bytes of state.db
 // they hold (their share of the messages, FTS and sessions b-trees: the pages become free
-// pages, which only compact returns to the file system) and their transcript files.
+// pages, which only compact returns to the file system) and their transcript files where the
+// generation's prune removes them (Maintenance.PruneFiles: r0418's removes none).
 type PruneReclaim struct {
 	OlderThanDays float64   `json:"older_than_days"`
 	Sessions      int       `json:"sessions"`
@@ -93,6 +94,9 @@ func (r *Report) prune(ctx context.Context, h *home.Home, days float64) (*PruneR
 		return nil, fmt.Errorf("state.db: %w", err)
 	}
 	p.DBBytes = r.share(p.Messages, int64(p.Sessions))
+	if !h.Rules.Maintenance.PruneFiles { // r0418's prune_sessions has no sessions_dir
+		return p, nil
+	}
 	files, err := statedb.TranscriptFiles(h.Opts.Home.SessionsDir(), ids)
 	if err != nil {
 		return nil, err

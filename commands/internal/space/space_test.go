@@ -107,3 +107,44 @@ func copyHome(t *testing.T, src string) string {
 	}
 	return dst
 }
+
+// TestPruneEstimateFiles: the prune estimate counts the candidates' transcript files only
+// where the generation's prune removes them (Maintenance.PruneFiles): r0418's removes none,
+// though its candidates have files; r0506's candidates' files are counted.
+func TestPruneEstimateFiles(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	clock, err := sessionsjson.ParseNow("2026-07-16T09:30:00.250000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		gen   string
+		files bool
+	}{{"r0418-cb4addaca", false}, {"r0506-3b750715a", true}} {
+		t.Run(c.gen, func(t *testing.T) {
+			dir := copyHome(t, filepath.Join("..", "..", "..", "testdata", "fixtures", c.gen, "home"))
+			h, err := home.Open(context.Background(), home.Options{Home: sessionsjson.Home{Root: dir, Dir: dir}, Clock: clock, Command: "space"}, home.Read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			r, err := Measure(context.Background(), h, Options{PruneDays: 0, EntriesDays: 90})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var onDisk int
+			err = ScanTranscripts(h.Opts.Home.SessionsDir(), map[string]bool{}, func(TranscriptFile) { onDisk++ })
+			p := r.Reclaim.Prune
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case p == nil || p.Sessions == 0 || onDisk == 0:
+				t.Fatalf("prune at 0 days selects nothing here, or no transcripts: %+v, %d files", p, onDisk)
+			case c.files && p.Transcripts.Files == 0:
+				t.Errorf("%s removes transcript files; the estimate counts none: %+v", c.gen, p)
+			case !c.files && (p.Transcripts.Files != 0 || p.Transcripts.Bytes != 0):
+				t.Errorf("%s's prune removes no transcript file; the estimate counts %+v", c.gen, p.Transcripts)
+			}
+		})
+	}
+}

@@ -61,8 +61,8 @@ func Compact(ctx context.Context, h *home.Home, apply bool, into string) (repair
 	if into != "" {
 		return compactInto(ctx, h, d, into)
 	}
-	if m.Vacuum == sessionsjson.VacuumNone {
-		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("compact: generation %s has no vacuum() (it arrived with b8663813b, r0506): its runtime never compacts state.db; use compact --into FILE for a compacted copy", h.Gen))
+	if err := noVacuum(h); err != nil {
+		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("compact: %w; use compact --into FILE for a compacted copy", err))
 	}
 	d.Steps = compactSteps(m, before)
 	d.Reclaimable = reclaimable(before, m.OptimizeFTS.Tables())
@@ -75,6 +75,14 @@ func Compact(ctx context.Context, h *home.Home, apply bool, into string) (repair
 	}
 	out, err := applyCompact(ctx, h, d)
 	return out, d, err
+}
+
+// noVacuum says why compact does not run on h's generation (nil when it does).
+func noVacuum(h *home.Home) error {
+	if h.Rules.Maintenance.Vacuum == sessionsjson.VacuumNone {
+		return fmt.Errorf("generation %s has no vacuum() (it arrived with b8663813b, r0506): its runtime never compacts state.db", h.Gen)
+	}
+	return nil
 }
 
 // compactSteps lists the statements of vacuum(): an optimize per FTS index of the rule that
@@ -140,13 +148,9 @@ func compactChanges(before statedb.Physical, after *statedb.Physical, fts []stri
 	return out
 }
 
-// applyCompact runs vacuum() under sessionctl's lock, with the database to itself, after
-// writing the journal that records the operation.
+// applyCompact runs vacuum() under sessionctl's lock, with the database to itself.
 func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Outcome, error) {
-	if err := refuseShared(h, "compact", false); err != nil {
-		return repair.Outcome{}, err
-	}
-	if err := refuseShort("compact", d.Space); err != nil {
+	if err := refuseCompact(h, d); err != nil {
 		return repair.Outcome{}, err
 	}
 	release, err := home.Lock(h.Opts.Home)
@@ -157,6 +161,21 @@ func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Out
 	if err := refuseShared(h, "compact", false); err != nil { // again, under the lock
 		return repair.Outcome{}, err
 	}
+	return compactLocked(ctx, h, d)
+}
+
+// refuseCompact refuses compact where it is unsafe (refuseShared) or the space it needs is
+// not free.
+func refuseCompact(h *home.Home, d *CompactData) error {
+	if err := refuseShared(h, "compact", false); err != nil {
+		return err
+	}
+	return refuseShort("compact", d.Space)
+}
+
+// compactLocked runs vacuum(), with sessionctl's lock held and the refusals checked under it,
+// after writing the journal that records the operation.
+func compactLocked(ctx context.Context, h *home.Home, d *CompactData) (repair.Outcome, error) {
 	path := journal.NewPath(h.Opts.Home.JournalDir(), h.Opts.Command)
 	j := &journal.Journal{Command: h.Opts.Command, Home: h.Opts.Home.Dir, Storage: h.Storage.String(), Generation: string(h.Gen), Note: compactNote}
 	if err := journal.Write(path, j); err != nil {

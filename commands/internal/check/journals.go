@@ -1,0 +1,25 @@
+package check
+
+import (
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
+)
+
+// OrphanRowStoreNote is what a row store no journal names is: the next prune --apply
+// removes it.
+const OrphanRowStoreNote = "a row store no journal names: a prune stopped after copying a batch's rows and before writing its journal, and nothing in the home changed (the rows are still in state.db)"
+
+// orphanRowStores reports each row store in the journal directory that no journal names
+// (info: it only takes space).
+func orphanRowStores(h *home.Home) []Finding {
+	stores, err := journal.OrphanRowStores(h.Opts.Home)
+	if err != nil {
+		return nil // the journal directory is not the home's data: nothing to report on
+	}
+	var out []Finding
+	for _, s := range stores {
+		out = append(out, Finding{JournalOrphanRowStore, Info, h.Opts.Rel(s),
+			OrphanRowStoreNote + "; the next `sessionctl prune --apply` removes it (or rm it)"})
+	}
+	return out
+}
