@@ -119,6 +119,8 @@ func allCommands() []*cli.Command {
 		restoreCommand(),
 		holdersCommand(),
 		undoCommand(),
+		journalCommand(),
+		relocateCommand(),
 		demoCommand(),
 	}
 }

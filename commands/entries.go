@@ -39,6 +39,8 @@ func entriesCommand() *cli.Command {
 				ArgsUsage: "KEY",
 				Action:    runEntriesShow,
 			},
+			entriesRmCommand(),
+			entriesSetCommand(),
 		},
 	}
 }

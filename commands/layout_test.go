@@ -58,7 +58,7 @@ func TestEngineHasNoFace(t *testing.T) {
 
 // faceLineBudget bounds the CLI face (this package's non-test files): what grows past it is
 // engine work that belongs under commands/internal.
-const faceLineBudget = 2850 // 2500 until issue 20 added prune, space, fts rebuild, holders, compact, backup and restore (docs/decisions.md)
+const faceLineBudget = 3110 // 2500 until issue 20 added prune, space, fts rebuild, holders, compact, backup and restore; 2850 until issue 21 added journal list/show/prune, undo --last, entries rm/set and relocate (+255 lines; docs/decisions.md)
 
 // TestFaceStaysThin: the face is under its line budget.
 func TestFaceStaysThin(t *testing.T) {

@@ -31,6 +31,8 @@ type Document struct {
 	last    map[string]int // key -> index of the member that wins (the last one)
 	entries []*Entry       // dict order (first occurrence), value of the last occurrence
 	edits   map[int][]byte // member index -> replacement value (valid raw JSON)
+	removed map[int]bool   // member indexes removed (Remove)
+	added   []addedMember  // members appended (Add), in order
 }
 
 // member is the index record of one top-level member.
@@ -236,7 +238,7 @@ func (d *Document) replace(key string, raw []byte) error {
 
 // Edited reports whether any edit was recorded.
 func (d *Document) Edited() bool {
-	return len(d.edits) > 0
+	return len(d.edits) > 0 || len(d.removed) > 0 || len(d.added) > 0
 }
 
 // Encode returns the file with only the edited members' values replaced, each formatted like
@@ -252,6 +254,9 @@ func (d *Document) Encode(asciiOnly bool) []byte {
 // EncodeTo writes what Encode returns to w, streaming the unchanged stretches of the file
 // between edited members without building the whole document in memory.
 func (d *Document) EncodeTo(w io.Writer, asciiOnly bool) error {
+	if len(d.removed) > 0 || len(d.added) > 0 {
+		return d.encodeMembers(w, asciiOnly)
+	}
 	prev := 0
 	f := dumpFormatter(asciiOnly)
 	var value []byte

@@ -34,11 +34,13 @@ type EntryEdit struct {
 // RoutingPlan is what a routing repair wants to change.
 type RoutingPlan struct {
 	Edits    []EntryEdit
+	Removals []string // keys whose entries go (entries rm)
 	Findings []check.Finding
 	Counts   *journal.FileImage // the .restart_failure_counts file before/after, when it changes
 }
 
-// plannedEntry is an edit resolved against the current entry.
+// plannedEntry is an edit resolved against the current entry. A nil after removes the entry;
+// a nil before adds it (an undo of a removal).
 type plannedEntry struct {
 	key    string
 	before *sessionsjson.Entry
@@ -81,6 +83,10 @@ func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Cha
 	}
 	var out []Change
 	for _, p := range planned {
+		if p.after == nil {
+			out = append(out, Change{Store: store, Target: p.key, Op: "remove entry", Before: rawOrNil(p.before.Raw()), After: nil})
+			continue
+		}
 		for _, f := range byKey[p.key].Fields {
 			before, _ := p.before.Get(f.Field)
 			after, _ := p.after.Get(f.Field)
@@ -122,13 +128,14 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	primary = append(primary, removals(h.Entry, p.Removals)...)
 	a := &routingApplier{r: r, primary: primary}
 	var legacy, copies []plannedEntry
 	if h.Routing.Source == home.SourceGatewayRouting {
 		// a legacy entry lives in sessions.json only: edited there (the runtime imports it
 		// from there at its next load), with no gateway_routing row written
 		a.primary = slices.DeleteFunc(primary, func(pe plannedEntry) bool { return h.IsLegacy(pe.key) })
-		if a.mirror, err = planMirror(h, p.Edits); err != nil {
+		if a.mirror, err = planMirror(h, p); err != nil {
 			return nil, nil, err
 		}
 		for _, pe := range a.mirror {
@@ -153,7 +160,7 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 // home opened for a repair dropped the decoded mirror (one copy of a large routing index in
 // memory, not two): the decoded gateway_routing rows are released here, the plan against
 // them being made, and the mirror is decoded again.
-func planMirror(h *home.Home, edits []EntryEdit) ([]plannedEntry, error) {
+func planMirror(h *home.Home, p RoutingPlan) ([]plannedEntry, error) {
 	if h.Mirror.Doc == nil && h.Mirror.Err == nil { // Err: an unreadable mirror check reports, left alone
 		h.ReleaseRouting()
 		if err := h.LoadMirror(); err != nil {
@@ -163,7 +170,27 @@ func planMirror(h *home.Home, edits []EntryEdit) ([]plannedEntry, error) {
 	if h.Mirror.Doc == nil {
 		return nil, nil // no mirror file (none is created), or an unreadable one
 	}
-	return resolveEdits(h.Mirror.Doc.Entry, edits)
+	planned, err := resolveEdits(h.Mirror.Doc.Entry, p.Edits)
+	return append(planned, removals(h.Mirror.Doc.Entry, p.Removals)...), err
+}
+
+// removals plans the removal of each key that entries has.
+func removals(entries func(string) *sessionsjson.Entry, keys []string) []plannedEntry {
+	var out []plannedEntry
+	for _, key := range keys {
+		if e := entries(key); e != nil {
+			out = append(out, plannedEntry{key: key, before: e})
+		}
+	}
+	return out
+}
+
+// rawOf is an entry's journal image: nil for an absent entry.
+func rawOf(e *sessionsjson.Entry) json.RawMessage {
+	if e == nil {
+		return nil
+	}
+	return e.Raw()
 }
 
 func countsOp(f *journal.FileImage) string {
@@ -187,10 +214,10 @@ func (a *routingApplier) journal(p RoutingPlan) *journal.Journal {
 	j.Scope = h.Routing.Scope
 	store := h.Routing.Source.Store()
 	for _, pe := range a.primary {
-		j.Routing = append(j.Routing, journal.EntryImage{Store: store, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
+		j.Routing = append(j.Routing, journal.EntryImage{Store: store, Key: pe.key, Before: rawOf(pe.before), After: rawOf(pe.after)})
 	}
 	for _, pe := range a.mirror {
-		j.Routing = append(j.Routing, journal.EntryImage{Store: home.StoreSessionsJSON, Key: pe.key, Before: pe.before.Raw(), After: pe.after.Raw()})
+		j.Routing = append(j.Routing, journal.EntryImage{Store: home.StoreSessionsJSON, Key: pe.key, Before: rawOf(pe.before), After: rawOf(pe.after)})
 	}
 	if p.Counts != nil {
 		j.Files = append(j.Files, *p.Counts)
@@ -230,7 +257,9 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) (changed bool, err er
 		return false, nil
 	}
 	for _, pe := range planned {
-		doc.Replace(pe.key, pe.after)
+		if err := spliceEntry(doc, pe); err != nil {
+			return false, err
+		}
 	}
 	err = sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
@@ -239,6 +268,17 @@ func (a *routingApplier) applyJSON(planned []plannedEntry) (changed bool, err er
 		return errors.Is(err, sessionsjson.ErrNotDurable), fmt.Errorf("write sessions.json: %w", err)
 	}
 	return true, nil
+}
+
+// spliceEntry records one planned entry in doc: replaced, removed or added.
+func spliceEntry(doc *sessionsjson.Document, pe plannedEntry) error {
+	switch {
+	case pe.after == nil:
+		return doc.Remove(pe.key)
+	case pe.before == nil:
+		return doc.Add(pe.key, pe.after.Raw())
+	}
+	return doc.Replace(pe.key, pe.after)
 }
 
 // restoreJSON puts the original sessions.json bytes back after a failed step and reports
@@ -266,12 +306,20 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 	}
 	defer db.Close()
 	updates := make(map[string]string, len(a.primary))
+	var deletes []string
 	for _, pe := range a.primary {
+		if pe.after == nil {
+			deletes = append(deletes, pe.key)
+			continue
+		}
 		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
 	}
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, h.Opts.Clock.Unix); err != nil {
+			return err
+		}
+		if err := statedb.DeleteRoutingTx(ctx, tx, h.Routing.Scope, deletes); err != nil {
 			return err
 		}
 		written, err := a.applyJSON(a.mirror)
