@@ -121,6 +121,8 @@ func allCommands() []*cli.Command {
 		restoreCommand(),
 		holdersCommand(),
 		undoCommand(),
+		journalCommand(),
+		relocateCommand(),
 		demoCommand(),
 	}
 }

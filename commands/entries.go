@@ -48,6 +48,8 @@ func entriesCommand() *cli.Command {
 					Usage: "entries whose updated_at is older than `D` (session_store_max_age_days)"}),
 				Action: runEntriesPrune,
 			},
+			entriesRmCommand(),
+			entriesSetCommand(),
 		},
 	}
 }

@@ -174,6 +174,10 @@ func TestJSONDocMatchesEnvelope(t *testing.T) {
 		t.Fatal("no journal written")
 	}
 	checkEnvelope(t, doc, []string{"undo"}, run("undo", js[0], "--apply"), seen)
+	for _, args := range [][]string{{"journal", "list"}, {"journal", "show", js[0]}, {"journal", "prune", "--older-than", "1d"},
+		{"entries", "set", keyBoth, "suspended=true"}, {"entries", "rm", keyBoth}, {"relocate"}} {
+		checkEnvelope(t, doc, args, run(args...), seen)
+	}
 	_, stdout, _ := runCLI(t, "--home", other, "--now", fixtureNow, "--json", "undo", js[0], "--apply")
 	var refused map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(stdout), &refused); err != nil {

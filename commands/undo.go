@@ -3,6 +3,7 @@ package commands
 import (
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
+	"github.com/sessionctl/sessionctl/commands/internal/journalset"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/urfave/cli/v2"
 )
@@ -11,17 +12,20 @@ func undoCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "undo",
 		Usage:     "restore the before-images of an applied change from its journal (in the home the journal names, unless --home or --profile is given)",
-		ArgsUsage: "JOURNAL",
-		Flags:     repairFlags(),
+		ArgsUsage: "JOURNAL | --last",
+		Flags:     repairFlags(&cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own)"}),
 		Action:    runUndo,
 	}
 }
 
 func runUndo(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("undo takes exactly one JOURNAL path")
+	if c.NArg() != 1 && !c.Bool("last") || c.NArg() != 0 && c.Bool("last") {
+		return usagef("undo takes exactly one JOURNAL path, or --last")
 	}
-	path := c.Args().First()
+	path, err := lastJournal(c)
+	if err != nil {
+		return err
+	}
 	j, err := journal.Read(path)
 	if err != nil {
 		return err
@@ -54,4 +58,21 @@ func runUndo(c *cli.Context) error {
 		return err
 	}
 	return report(o, r.H, outcomeResult(out))
+}
+
+// lastJournal is the journal undo names: its argument, or with --last the newest journal of
+// the home still to undo.
+func lastJournal(c *cli.Context) (string, error) {
+	if !c.Bool("last") {
+		return c.Args().First(), nil
+	}
+	o, err := loadOptions(c, "undo")
+	if err != nil {
+		return "", err
+	}
+	it, err := journalset.Last(o.Home)
+	if err != nil {
+		return "", err
+	}
+	return it.Path, nil
 }

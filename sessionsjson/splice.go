@@ -63,7 +63,7 @@ func (d *Document) PrevKey(key string) string {
 // members.
 func (d *Document) Insert(key string, raw []byte, after string) error {
 	if _, ok := d.last[key]; ok {
-		return fmt.Errorf("insert %q: the key exists", key)
+		return fmt.Errorf("insert %q: the key exists: %w", key, ErrInvalid)
 	}
 	if err := validJSON(raw); err != nil {
 		return fmt.Errorf("insert %q: %w", key, err)

@@ -7,6 +7,9 @@ import (
 	"sort"
 )
 
+// TableGatewayRouting is the routing table of v19+ (db-primary homes).
+const TableGatewayRouting = "gateway_routing"
+
 // RoutingRow is one gateway_routing row (v19+).
 type RoutingRow struct {
 	Scope     string
@@ -159,4 +162,37 @@ func DeleteRoutingTx(ctx context.Context, tx *sql.Tx, scope string, keys []strin
 		}
 	}
 	return nil
+}
+
+// RelocationChanges reads the gateway_routing rows of scope from and returns, for each, the
+// changes that move it to scope to: the row deleted under from and inserted under to with
+// every other column as it is (relocate; RestoreRows applies them, expecting each before
+// image, and refuses with ErrConflict a key that to holds already).
+func (db *DB) RelocationChanges(ctx context.Context, from, to string) ([]RowChange, error) {
+	const table = TableGatewayRouting
+	ti, err := loadTableInfo(ctx, db.sql, table)
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	imgs, err := readImagesWhere(ctx, db.sql, ti, "scope = ? ORDER BY session_key", from)
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	out := make([]RowChange, 0, 2*len(imgs))
+	for i := range imgs {
+		before := &imgs[i]
+		after := &RowImage{Table: table, Key: map[string]Value{}, Columns: before.Columns, Values: append([]Value(nil), before.Values...)}
+		for c, v := range before.Key {
+			after.Key[c] = v
+		}
+		after.Key["scope"] = TextValue(to)
+		for j, c := range after.Columns {
+			if c == "scope" {
+				after.Values[j] = TextValue(to)
+			}
+		}
+		out = append(out, RowChange{Table: table, Key: before.Key, Before: before},
+			RowChange{Table: table, Key: after.Key, After: after})
+	}
+	return out, nil
 }

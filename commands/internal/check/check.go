@@ -62,8 +62,8 @@ func Scope(h *home.Home) []Finding {
 		rows := fmt.Sprintf("%d gateway_routing row(s) belong to scope %s, not this home's %s (home copied or restored elsewhere?); ",
 			h.Routing.Foreign[scope], scope, h.Routing.Scope)
 		out = append(out, Finding{RoutingForeignScope, Error, scope, rows + say(h,
-			"the runtime ignores them here: relocate with UPDATE gateway_routing SET scope=… or run the gateway at the original path",
-			"sessionctl reads none of them here: relocate with UPDATE gateway_routing SET scope=… or use the home at the original path")})
+			"the runtime ignores them here: move them to this home with sessionctl relocate --apply (--from "+scope+" when there are several), or run the gateway at the original path",
+			"sessionctl reads none of them here: move them to this home with sessionctl relocate --apply (--from "+scope+" when there are several), or use the home at the original path")})
 	}
 	return out
 }
@@ -153,10 +153,10 @@ func skipped(h *home.Home, e *sessionsjson.Entry) Finding {
 	}
 	if strings.Contains(e.Skip, " path-unsafe: ") {
 		return Finding{EntryPathUnsafe, Warn, e.Key, "skipped by the runtime, " + e.Skip +
-			": the conversation starts a new session and this entry is dropped on the next save; inspect it (sessionctl entries show KEY), then fix or remove it by hand with the gateway stopped"}
+			": the conversation starts a new session and this entry is dropped on the next save; inspect it (sessionctl entries show KEY), then, with the gateway stopped, fix it (sessionctl entries set KEY session_id=… --apply) or remove it (sessionctl entries rm KEY --apply)"}
 	}
 	return Finding{EntrySkipped, Warn, e.Key, "the runtime skips this entry: " + e.Skip +
-		"; inspect it (sessionctl entries show KEY), then fix or remove it by hand with the gateway stopped"}
+		"; inspect it (sessionctl entries show KEY), then, with the gateway stopped, fix it (sessionctl entries set KEY FIELD=VALUE --apply) or remove it (sessionctl entries rm KEY --apply)"}
 }
 
 // pathSafety flags path-unsafe ids and keys in generations whose loader does not check them
@@ -169,11 +169,11 @@ func pathSafety(h *home.Home, e *sessionsjson.Entry) []Finding {
 	var out []Finding
 	if p := sessionsjson.SessionIDProblem(e.SessionID); p != "" {
 		out = append(out, Finding{EntryPathUnsafe, Warn, e.Key, "session_id " + e.SessionID + " is path-unsafe (" + p +
-			"): this generation loads it and names transcript files after it; r0703+ runtimes skip the entry; suspend it (sessionctl suspend KEY --apply) and fix it by hand"})
+			"): this generation loads it and names transcript files after it; r0703+ runtimes skip the entry; suspend it (sessionctl suspend KEY --apply) or remove it (sessionctl entries rm KEY --apply)"})
 	}
 	if p := sessionsjson.SessionKeyProblem(e.Key, true); p != "" {
 		out = append(out, Finding{EntryPathUnsafe, Warn, e.Key, "key is path-unsafe (" + p +
-			"): r0703+ runtimes skip the entry; suspend it (sessionctl suspend KEY --apply) and fix it by hand"})
+			"): r0703+ runtimes skip the entry; suspend it (sessionctl suspend KEY --apply) or remove it (sessionctl entries rm KEY --apply)"})
 	}
 	return out
 }
@@ -181,7 +181,7 @@ func pathSafety(h *home.Home, e *sessionsjson.Entry) []Finding {
 func entry(h *home.Home, e *sessionsjson.Entry, now int64) []Finding {
 	out := timestamps(h, e, now)
 	if e.Key != e.SessionKey {
-		out = append(out, Finding{EntryKeyMismatch, Warn, e.Key, "session_key field is " + e.SessionKey + say(h, ": the runtime indexes by the dict key", ", not the key")})
+		out = append(out, Finding{EntryKeyMismatch, Warn, e.Key, "session_key field is " + e.SessionKey + say(h, ": the runtime indexes by the dict key; sessionctl entries set KEY session_key=KEY --apply makes them agree", ", not the key")})
 	}
 	if e.Suspended && e.ResumePending {
 		out = append(out, Finding{EntrySuspendedPending, Warn, e.Key, "both suspended and resume_pending" + say(h, ": suspended wins and the marker never fires; clear it (sessionctl resume clear KEY --apply)", "")})
@@ -214,7 +214,7 @@ func timestamps(h *home.Home, e *sessionsjson.Entry, now int64) []Finding {
 			continue
 		}
 		if ts.t.Aware {
-			out = append(out, Finding{EntryAwareTimestamp, Error, e.Key, ts.name + " " + ts.t.Raw + say(h, " has a time zone: the gateway crashes comparing it; rewrite it as naive local time",
+			out = append(out, Finding{EntryAwareTimestamp, Error, e.Key, ts.name + " " + ts.t.Raw + say(h, " has a time zone: the gateway crashes comparing it; rewrite it as naive local time (sessionctl entries set KEY "+ts.name+"=… --apply)",
 				" has a time zone (the gateways this sessionctl knows crash comparing it)")})
 		} else if ts.t.WallMicros() > now {
 			out = append(out, Finding{EntryFutureTimestamp, Warn, e.Key, ts.name + " " + ts.t.Raw + " is in the future: " + say(h, "idle reset is delayed; ", "") + "check the gateway's clock and TZ"})

@@ -47,6 +47,9 @@ type Journal struct {
 	// Note says what an operation that changes no row and no file did (compact), for the
 	// reader of the journal: undo has nothing to restore.
 	Note string `json:"note,omitempty"`
+	// Undoes names the journal an undo reverted (its path): `journal list` tells from it that
+	// the journal was undone. Older sessionctl versions ignore the field.
+	Undoes string `json:"undoes,omitempty"`
 }
 
 // Swap records a restore: the files a backup put in place of the home's, and the backup of
@@ -100,8 +103,9 @@ const (
 
 // EntryImage is one routing entry before and after, in the store it lives in
 // ("sessions.json" or "gateway_routing"). A side is nil where the entry is absent: an entry
-// removed (entries prune) has no after-image. Prev places a removed entry of sessions.json
-// back: the key of the member before it in the file ("" when it was the first).
+// removed (entries prune, entries rm) has no after-image, one an undo puts back no
+// before-image. Prev places a removed entry of sessions.json back: the key of the member before
+// it in the file ("" when it was the first).
 type EntryImage struct {
 	Store  string          `json:"store"`
 	Key    string          `json:"key"`
@@ -123,16 +127,27 @@ type entryImageJSON struct {
 	BeforeText *string         `json:"before_text,omitempty"`
 	AfterText  *string         `json:"after_text,omitempty"`
 	Prev       string          `json:"prev,omitempty"`
+	// Absent names the side ("before" or "after") where the entry does not exist (a journal
+	// of version 5): null there is not the entry's value.
+	Absent string `json:"absent,omitempty"`
 }
 
-// Journal versions: 4 for a restore's (Swap), 3 when the journal has a row store, 2 when an
-// entry image needs its text form (entryImageJSON), else 1. A sessionctl that knows fewer
-// refuses the journal instead of finding nothing in it to undo.
+// Sides of an entry image, as Absent names them.
+const (
+	sideBefore = "before"
+	sideAfter  = "after"
+)
+
+// Journal versions: 5 when an entry image has an absent side (entries rm), 4 for a restore's
+// (Swap), 3 when the journal has a row store, 2 when an entry image needs its text form
+// (entryImageJSON), else 1. A sessionctl that knows fewer refuses the journal instead of
+// finding nothing in it to undo.
 const (
 	version         = 1
 	versionText     = 2
 	versionRowStore = 3
 	versionSwap     = 4
+	versionAbsent   = 5
 )
 
 // MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
@@ -140,6 +155,12 @@ func (e EntryImage) MarshalJSON() ([]byte, error) {
 	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After, Prev: e.Prev}
 	out.Before, out.BeforeText = imageSide(e.Before)
 	out.After, out.AfterText = imageSide(e.After)
+	switch {
+	case e.Before == nil:
+		out.Absent = sideBefore
+	case e.After == nil:
+		out.Absent = sideAfter
+	}
 	return json.Marshal(out)
 }
 
@@ -154,18 +175,34 @@ func (e *EntryImage) UnmarshalJSON(data []byte) error {
 		text *string
 		img  *json.RawMessage
 	}{{in.BeforeText, &e.Before}, {in.AfterText, &e.After}} {
-		if string(*side.img) == "null" { // an absent side (no entry value is null: those are never edited)
-			*side.img = nil
-		}
 		if side.text == nil {
 			continue
 		}
-		if len(*side.img) > 0 {
+		if len(*side.img) > 0 && string(*side.img) != "null" { // the text stands for a null image
 			return fmt.Errorf("entry %q has an image and its text", in.Key)
 		}
 		*side.img = json.RawMessage(*side.text)
 	}
+	switch in.Absent {
+	case "":
+	case sideBefore:
+		e.Before = nil
+	case sideAfter:
+		e.After = nil
+	default:
+		return fmt.Errorf("entry %q: unknown absent side %q", in.Key, in.Absent)
+	}
 	return nil
+}
+
+// hasAbsent reports whether any entry image of j has an absent side (version 5).
+func (j *Journal) hasAbsent() bool {
+	for _, e := range j.Routing {
+		if e.Before == nil || e.After == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // imageSide returns an image side as written: itself when it is standard JSON (or absent),
@@ -238,6 +275,9 @@ func Write(path string, j *Journal) error {
 	}
 	if j.Swap != nil {
 		j.Version = versionSwap
+	}
+	if j.hasAbsent() {
+		j.Version = versionAbsent
 	}
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	f, err := create(path)
@@ -371,7 +411,7 @@ func Read(path string) (*Journal, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
 	}
-	if j.Version != version && j.Version != versionText && j.Version != versionRowStore && (j.Version != versionSwap || j.Swap == nil) {
+	if j.Version != version && j.Version != versionText && j.Version != versionRowStore && j.Version != versionAbsent && (j.Version != versionSwap || j.Swap == nil) {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s: unsupported version %d", path, j.Version))
 	}
 	return &j, nil

@@ -436,3 +436,31 @@ func TestSettleStashes(t *testing.T) {
 		}
 	}
 }
+
+// TestAbsentImage: an absent side (entries rm) makes a version-5 journal and reads back as
+// absent, distinct from an entry whose value is null; Undoes survives.
+func TestAbsentImage(t *testing.T) {
+	h := sessionsjson.Home{Dir: t.TempDir()}
+	path := NewPath(h.JournalDir(), "entries rm")
+	j := &Journal{Command: "entries rm", Home: h.Dir, Undoes: "/x/y.json", Routing: []EntryImage{
+		{Store: "sessions.json", Key: "gone", Before: json.RawMessage(`{"a":1}`)},
+		{Store: "sessions.json", Key: "null", Before: json.RawMessage(`null`), After: json.RawMessage(`{"a":1}`)},
+	}}
+	if err := Write(path, j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != versionAbsent || got.Undoes != "/x/y.json" {
+		t.Errorf("version %d, undoes %q", got.Version, got.Undoes)
+	}
+	if got.Routing[0].After != nil || string(got.Routing[1].Before) != "null" {
+		t.Errorf("images: after %q, before %q", got.Routing[0].After, got.Routing[1].Before)
+	}
+	inv := got.Inverse()
+	if inv.Routing[0].Before != nil || string(bytes.Join(bytes.Fields(inv.Routing[0].After), nil)) != `{"a":1}` {
+		t.Errorf("inverse: %q → %q", inv.Routing[0].Before, inv.Routing[0].After)
+	}
+}

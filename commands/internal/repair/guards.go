@@ -92,6 +92,8 @@ func rowsWrite(rows []statedb.RowChange) dbWrite {
 			w.messages = true
 		case "sessions":
 			w.deletes = w.deletes || c.After == nil
+		case statedb.TableGatewayRouting:
+			w.routing = true
 		}
 	}
 	return w

@@ -189,12 +189,18 @@ func PlanNote(h *home.Home) string {
 // Force), routing rows that belong to another scope, and, where the routing index is
 // gateway_routing, the runtime's guards on state.db writes (guardDB).
 func (r *Run) checkRoutingWritable(ctx context.Context) error {
+	return r.routingWritable(ctx, false)
+}
+
+// routingWritable is checkRoutingWritable; foreignOK lets a write that moves rows between
+// scopes (relocate, and the undo of one) through where every row belongs to another scope.
+func (r *Run) routingWritable(ctx context.Context, foreignOK bool) error {
 	if err := r.CheckWritable(); err != nil {
 		return err
 	}
 	h := r.H
-	if h.ForeignRowsOnly() {
-		return failure.Mark(failure.Data, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated"))
+	if h.ForeignRowsOnly() && !foreignOK {
+		return failure.Mark(failure.Data, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated (sessionctl relocate)"))
 	}
 	if h.Routing.Source == home.SourceGatewayRouting {
 		if err := guardDB(ctx, h, dbWrite{routing: true}); err != nil {
@@ -219,6 +225,9 @@ type Incomplete struct {
 }
 
 func (e *Incomplete) Error() string {
+	if len(e.Outcome.Journals) == 0 { // a change that keeps no journal (journal prune)
+		return fmt.Sprintf("%v; %d change(s) were applied before it stopped (listed in changes); run it again to finish", e.Err, len(e.Outcome.Changes))
+	}
 	return fmt.Sprintf("%v; what was applied before it stopped is journaled in %s (sessionctl undo reverts it, newest first)",
 		e.Err, strings.Join(e.Outcome.Journals, ", "))
 }

@@ -36,6 +36,7 @@ type EntryEdit struct {
 // RoutingPlan is what a routing repair wants to change.
 type RoutingPlan struct {
 	Edits    []EntryEdit
+	Removals []string // keys whose entries go (entries rm)
 	Findings []check.Finding
 	Counts   *journal.FileImage // the .restart_failure_counts file before/after, when it changes
 }
@@ -134,6 +135,7 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	primary = append(primary, removals(h.Entry, p.Removals)...)
 	a := &routingApplier{r: r, primary: primary}
 	if h.Routing.Source != home.SourceGatewayRouting {
 		placeRemoved(h.Mirror.Doc, a.primary)
@@ -143,7 +145,7 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 		// a legacy entry lives in sessions.json only: edited there (the runtime imports it
 		// from there at its next load), with no gateway_routing row written
 		a.primary = slices.DeleteFunc(primary, func(pe plannedEntry) bool { return h.IsLegacy(pe.key) })
-		if a.mirror, err = planMirror(h, p.Edits); err != nil {
+		if a.mirror, err = planMirror(h, p); err != nil {
 			return nil, nil, err
 		}
 		for _, pe := range a.mirror {
@@ -168,7 +170,7 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 // home opened for a repair dropped the decoded mirror (one copy of a large routing index in
 // memory, not two): the decoded gateway_routing rows are released here, the plan against
 // them being made, and the mirror is decoded again.
-func planMirror(h *home.Home, edits []EntryEdit) ([]plannedEntry, error) {
+func planMirror(h *home.Home, p RoutingPlan) ([]plannedEntry, error) {
 	if h.Mirror.Doc == nil && h.Mirror.Err == nil { // Err: an unreadable mirror check reports, left alone
 		h.ReleaseRouting()
 		if err := h.LoadMirror(); err != nil {
@@ -178,9 +180,21 @@ func planMirror(h *home.Home, edits []EntryEdit) ([]plannedEntry, error) {
 	if h.Mirror.Doc == nil {
 		return nil, nil // no mirror file (none is created), or an unreadable one
 	}
-	planned, err := resolveEdits(h.Mirror.Doc.Entry, edits)
+	planned, err := resolveEdits(h.Mirror.Doc.Entry, p.Edits)
+	planned = append(planned, removals(h.Mirror.Doc.Entry, p.Removals)...)
 	placeRemoved(h.Mirror.Doc, planned)
 	return planned, err
+}
+
+// removals plans the removal of each key that entries has.
+func removals(entries func(string) *sessionsjson.Entry, keys []string) []plannedEntry {
+	var out []plannedEntry
+	for _, key := range keys {
+		if e := entries(key); e != nil {
+			out = append(out, plannedEntry{key: key, before: e})
+		}
+	}
+	return out
 }
 
 // placeRemoved records, for each entry of sessions.json (doc) planned for removal, the key

@@ -40,12 +40,12 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if err := pending(h, inv); err != nil {
 		return Outcome{}, err
 	}
-	res := Outcome{Changes: undoChanges(inv)}
+	res := Outcome{Changes: imageChanges(inv, "restore")}
 	if !r.Apply || (len(res.Changes) == 0 && len(duplicates) == 0) {
 		return res, nil
 	}
-	if len(inv.Routing) > 0 {
-		if err := r.checkRoutingWritable(ctx); err != nil {
+	if moves := rowsWrite(inv.Rows).routing; len(inv.Routing) > 0 || moves {
+		if err := r.routingWritable(ctx, moves && len(inv.Routing) == 0); err != nil {
 			return Outcome{}, err
 		}
 	} else if err := r.CheckWritable(); err != nil {
@@ -74,7 +74,7 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if len(res.Changes) == 0 {
 		return res, nil
 	}
-	inv.Command, inv.Home = h.Opts.Command, h.Opts.Home.Dir
+	inv.Command, inv.Home, inv.Undoes = h.Opts.Command, h.Opts.Home.Dir, absPath(path)
 	undoPath, err := r.writeJournal(inv)
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Write, err)
@@ -94,17 +94,28 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	return res, nil
 }
 
-func undoChanges(j *journal.Journal) []Change {
+// absPath is path made absolute (as given when that fails): how an undo journal names the
+// journal it reverted (journal.Journal.Undoes).
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// imageChanges lists the images of j as changes, each op named by verb ("restore" for an
+// undo's inverse journal, "change" for a journal shown as written).
+func imageChanges(j *journal.Journal, verb string) []Change {
 	var out []Change
 	for _, e := range j.Routing {
-		out = append(out, Change{Store: e.Store, Target: e.Key, Op: "restore entry", Before: rawOrNil(e.Before), After: rawOrNil(e.After)})
+		out = append(out, Change{Store: e.Store, Target: e.Key, Op: verb + " entry", Before: rawOrNil(e.Before), After: rawOrNil(e.After)})
 	}
 	for _, f := range j.Files {
-		out = append(out, Change{Store: "file", Target: f.Path, Op: "restore file", Before: fileSide(f.Before, f.BeforeStash, "moved to "),
+		out = append(out, Change{Store: "file", Target: f.Path, Op: verb + " file", Before: fileSide(f.Before, f.BeforeStash, "moved to "),
 			After: fileSide(f.After, f.AfterStash, "moved back from ")})
 	}
 	for _, row := range j.Rows {
-		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: "restore row", Before: row.Before, After: row.After})
+		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: verb + " row", Before: row.Before, After: row.After})
 	}
 	if j.RowStore != "" {
 		op := "restore rows"
@@ -112,6 +123,25 @@ func undoChanges(j *journal.Journal) []Change {
 			op = "delete rows"
 		}
 		out = append(out, Change{Store: "state.db", Target: j.RowStore, Op: op})
+	}
+	return out
+}
+
+// JournalChanges lists what journal j changed, as written: its entry, file and row images,
+// its row store, the files of a restore and an operation on derived data.
+func JournalChanges(j *journal.Journal) []Change {
+	out := imageChanges(j, "change")
+	if j.Swap != nil {
+		for _, f := range j.Swap.Files {
+			op := "restore file"
+			if f.Restored == nil {
+				op = "remove file"
+			}
+			out = append(out, Change{Store: "file", Target: f.Path, Op: op, Before: f.Original, After: f.Restored})
+		}
+	}
+	if j.Operation != nil {
+		out = append(out, Change{Store: "state.db", Target: strings.Join(j.Operation.Targets, ", "), Op: j.Operation.Kind, Before: nil, After: j.Operation.Note})
 	}
 	return out
 }

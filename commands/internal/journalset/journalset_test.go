@@ -1,0 +1,115 @@
+package journalset
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+)
+
+// testHome makes a home with a sessions directory and writes journals into it, oldest first:
+// each is a command and, for an undo, the index of the journal it undoes (-1: none).
+func testHome(t *testing.T, undoes ...int) (sessionsjson.Home, []string) {
+	t.Helper()
+	h := sessionsjson.Home{Dir: t.TempDir()}
+	if err := os.Mkdir(h.SessionsDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i, u := range undoes {
+		j := &journal.Journal{Command: "suspend", Home: h.Dir, Routing: []journal.EntryImage{{Store: "sessions.json", Key: "k",
+			Before: json.RawMessage(`{"a":1}`), After: json.RawMessage(`{"a":2}`)}}}
+		if u >= 0 {
+			j.Command, j.Undoes = "undo", paths[u]
+		}
+		p := filepath.Join(h.JournalDir(), time.Date(2026, 7, 1+i, 0, 0, 0, 0, time.UTC).Format("20060102T150405.000000000Z")+"-"+j.Command+".json")
+		if err := journal.Write(p, j); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return h, paths
+}
+
+// TestUndoneAndLast: an undo marks its journal undone unless it is undone itself; undo --last
+// skips undo journals and undone ones.
+func TestUndoneAndLast(t *testing.T) {
+	cases := []struct {
+		name   string
+		undoes []int
+		undone []bool
+		last   int // -1: none left
+	}{
+		{"none undone", []int{-1, -1}, []bool{false, false}, 1},
+		{"newest undone", []int{-1, -1, 1}, []bool{false, true, false}, 0},
+		{"undo of an undo", []int{-1, 0, 1}, []bool{false, true, false}, 0},
+		{"all undone", []int{-1, 0}, []bool{true, false}, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, paths := testHome(t, c.undoes...)
+			items, err := List(h)
+			if err != nil || len(items) != len(paths) {
+				t.Fatalf("List = %d items, %v", len(items), err)
+			}
+			for i, it := range items {
+				if it.Undone != c.undone[i] || it.Changes != 1 || it.Bytes == 0 {
+					t.Errorf("%s: undone %v changes %d bytes %d; want undone %v", filepath.Base(it.Path), it.Undone, it.Changes, it.Bytes, c.undone[i])
+				}
+			}
+			last, err := Last(h)
+			switch {
+			case c.last < 0 && err == nil:
+				t.Errorf("Last = %s, want none", last.Path)
+			case c.last >= 0 && (err != nil || last.Path != paths[c.last]):
+				t.Errorf("Last = %v, %v; want %s", last, err, paths[c.last])
+			}
+		})
+	}
+}
+
+// TestPrune: the newest N stay, an unreadable journal stays, a removed one goes with its
+// stash and row store; a plan removes nothing.
+func TestPrune(t *testing.T) {
+	h, paths := testHome(t, -1, -1, -1)
+	stash := journal.StashDir(paths[0])
+	if err := os.MkdirAll(stash, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stash, "x.jsonl"), []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(journal.RowStorePath(paths[0]), []byte("rows"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(h.JournalDir(), "20260601T000000.000000000Z-bad.json")
+	if err := os.WriteFile(bad, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Add(48 * time.Hour)
+	out, p, err := Prune(h, now, 86400, 1, false)
+	if err != nil || len(p.Journals) != 2 || out.Applied || p.Kept != 2 {
+		t.Fatalf("plan: %d journals, kept %d, applied %v, %v", len(p.Journals), p.Kept, out.Applied, err)
+	}
+	if _, err := os.Stat(paths[0]); err != nil {
+		t.Fatal("a plan removed a journal")
+	}
+	out, _, err = Prune(h, now, 86400, 1, true)
+	if err != nil || !out.Applied || len(out.Changes) != 2 {
+		t.Fatalf("apply: %v, %d changes, %v", out.Applied, len(out.Changes), err)
+	}
+	for _, gone := range []string{paths[0], paths[1], stash, journal.RowStorePath(paths[0])} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s still there", gone)
+		}
+	}
+	for _, kept := range []string{paths[2], bad} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Errorf("%s removed", kept)
+		}
+	}
+}
