@@ -589,3 +589,50 @@ func TestRestoreFinishesFromAnyState(t *testing.T) {
 		t.Error("a restore with nothing left to do changed rows")
 	}
 }
+
+// TestGhostIDsSplitScan: on a table with enough TUI rows to split the candidate scan, the two
+// halves give exactly the ghosts of one whole scan, in the same order (ties on started_at
+// broken by id), and the full candidates agree with the ids-only ones.
+func TestGhostIDsSplitScan(t *testing.T) {
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	raw := rawDB(t, path)
+	mustExec(t, raw, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO sessions (id, source, started_at, ended_at, title)
+		SELECT printf('split_%05d', i), 'tui', ? - 90000 - (i % 37) * 60, ? - 80000, CASE WHEN i % 3 = 0 THEN 'titled ' || i END FROM n`,
+		splitScanRows+1000, fixtureNow, fixtureNow)
+	mustExec(t, raw, `INSERT INTO messages (session_id, role, content, timestamp)
+		SELECT id, 'user', 'hi', started_at FROM sessions WHERE id LIKE 'split_%' AND CAST(substr(id, 7) AS INTEGER) % 5 = 0`)
+	db := openRO(t, path)
+	ctx := context.Background()
+	if pivot, err := db.tuiPivot(ctx); err != nil || pivot == nil {
+		t.Fatalf("no split: pivot %v, %v", pivot, err)
+	}
+	cutoff := fixtureNow - DefaultGhostMinAge
+	split, err := db.ghostIDs(ctx, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := queryStrings(ctx, db.sql, "SELECT sessions.id FROM sessions WHERE "+ghostPredicate+oldestFirst, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(split) < splitScanRows/2 || !slices.Equal(split, whole) {
+		t.Fatalf("split scan: %d ids, whole scan: %d ids (equal: %v)", len(split), len(whole), slices.Equal(split, whole))
+	}
+	full, err := db.GhostCandidates(ctx, fixtureNow, DefaultGhostMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := db.GhostCandidateIDs(ctx, fixtureNow, DefaultGhostMinAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != len(ids) {
+		t.Fatalf("GhostCandidates: %d, GhostCandidateIDs: %d", len(full), len(ids))
+	}
+	for i := range full {
+		if full[i].ID != ids[i].ID || full[i].Kept != ids[i].Kept {
+			t.Fatalf("candidate %d: %s (kept %v) vs %s (kept %v)", i, full[i].ID, full[i].Kept, ids[i].ID, ids[i].Kept)
+		}
+	}
+}
