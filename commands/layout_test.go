@@ -58,7 +58,7 @@ func TestEngineHasNoFace(t *testing.T) {
 
 // faceLineBudget bounds the CLI face (this package's non-test files): what grows past it is
 // engine work that belongs under commands/internal.
-const faceLineBudget = 2850 // 2500 until issue 20 added prune, space, fts rebuild, holders, compact, backup and restore (docs/decisions.md)
+const faceLineBudget = 2940 // 2500 until issue 20 added prune, space, fts rebuild, holders, compact, backup and restore; +90 for issue 21's --metrics-file and --wait (docs/decisions.md)
 
 // TestFaceStaysThin: the face is under its line budget.
 func TestFaceStaysThin(t *testing.T) {
