@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +66,43 @@ func TestWaitInterrupted(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^sessionctl_last_run_exit_code\{command="maintain",home="[^"]+"\} 130$`).Match(data) {
 		t.Errorf("metrics file:\n%s", data)
+	}
+}
+
+// TestMetricsWriteFailsAtTheEnd: a metrics file that passed the check before the run but
+// cannot be replaced at its end (its temporary name is taken) is exit 4: check prints the
+// error (an error envelope), maintain --apply reports what it did with its journals and sets
+// error in its envelope.
+func TestMetricsWriteFailsAtTheEnd(t *testing.T) {
+	for _, tt := range []struct {
+		args     []string
+		journals bool
+	}{
+		{[]string{"check"}, false},
+		{[]string{"maintain", "--apply"}, true},
+	} {
+		t.Run(tt.args[0], func(t *testing.T) {
+			home, dir := fixtureHome(t, "r0703-52d0d671e"), t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, ".m.prom."+strconv.Itoa(os.Getpid())+".tmp"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"--home", home, "--now", fixtureNow, "--json"}, tt.args...)
+			code, stdout, stderr := runCLI(t, append(args, "--metrics-file", filepath.Join(dir, "m.prom"))...)
+			var env struct {
+				ExitCode int        `json:"exit_code"`
+				Error    *errorJSON `json:"error"`
+				Journals []string   `json:"journals"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+				t.Fatalf("%v\n%s", err, stdout)
+			}
+			if code != ExitData || env.ExitCode != ExitData || env.Error == nil || env.Error.Kind != "data" || !strings.Contains(stderr, "sessionctl: metrics file ") {
+				t.Errorf("exit %d, envelope %+v, stderr %q", code, env, stderr)
+			}
+			if (len(env.Journals) > 0) != tt.journals {
+				t.Errorf("journals %v", env.Journals)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -362,5 +363,29 @@ func TestDocsListEveryMetric(t *testing.T) {
 	sort.Strings(emitted)
 	if !slices.Equal(documented, emitted) {
 		t.Errorf("docs/metrics.md documents\n%v\nruns write\n%v", documented, emitted)
+	}
+}
+
+// TestReplaceFailureKeepsOldFile: a file that cannot be replaced at the end (here: the
+// temporary name is taken by a directory) is a data error, and the old file stays whole.
+func TestReplaceFailureKeepsOldFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.prom")
+	if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Prepare(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".m.prom."+strconv.Itoa(os.Getpid())+".tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	err = f.RecordStopped(context.Background(), home.Options{Home: sessionsjson.Home{Dir: filepath.Join(dir, "none")}, Clock: testClock, Command: "check"}, 4, errors.New("x"))
+	if class, ok := failure.ClassOf(err); !ok || class != failure.Data {
+		t.Fatalf("RecordStopped: %v, want a data error", err)
+	}
+	if data, err := os.ReadFile(out); err != nil || string(data) != "old\n" {
+		t.Errorf("old file: %q, %v", data, err)
 	}
 }
