@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sessionctl/sessionctl/commands/internal/metrics"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,8 +51,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, s setting
 
 // runState is what Run learns of the command while it runs.
 type runState struct {
-	opts    *options // the command's resolved options, once resolved
-	emitted bool     // the envelope is on stdout
+	opts    *options      // the command's resolved options, once resolved
+	emitted bool          // the envelope is on stdout
+	metrics *metrics.File // --metrics-file, checked (nil without it)
 }
 
 // runMu serialises app runs: urfave/cli v2 writes its package-level HelpFlag on every run,

@@ -16,8 +16,9 @@ func checkCommand() *cli.Command {
 		Flags: []cli.Flag{
 			failOnFlag("`LEVEL` that fails the run: error, warn or never"),
 			&cli.BoolFlag{Name: "deep", Usage: "also run PRAGMA integrity_check over the whole database (slow on large homes)"},
+			metricsFlag(),
 		},
-		Action: runCheck,
+		Action: withMetrics(runCheck),
 	}
 }
 
@@ -31,8 +32,8 @@ func runCheck(c *cli.Context) error {
 	})
 }
 
-// inspect reads --fail-on, opens the home for home.Inspect, runs find over it and reports the
-// findings with find's data (check, upgrade-check).
+// inspect reads --fail-on, opens the home for home.Inspect, runs find over it, writes
+// --metrics-file and reports the findings with find's data (check, upgrade-check).
 func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([]check.Finding, any, error)) error {
 	failOn, err := parseFailOn(c)
 	if err != nil {
@@ -48,6 +49,9 @@ func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([
 	}
 	defer h.Close()
 	findings, data, err := find(h, failOn)
+	if err == nil { // check's --metrics-file (nil for upgrade-check)
+		err = o.state.metrics.Record(c.Context, h, findings, failCode(failOn, findings), nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -82,11 +86,7 @@ func newCheckData(findings []check.Finding, failOn check.FailOn, deep bool) chec
 func reportFindings(o *options, h *home.Home, findings []check.Finding, failOn check.FailOn, data any) error {
 	fails := failOn.Fails(findings)
 	if o.json {
-		code := ExitOK
-		if fails {
-			code = ExitFindings
-		}
-		if err := emitJSON(o, newEnvelope(h, o, result{findings: findings, exitCode: code, data: data})); err != nil {
+		if err := emitJSON(o, newEnvelope(h, o, result{findings: findings, exitCode: failCode(failOn, findings), data: data})); err != nil {
 			return err
 		}
 	} else if !o.quiet || fails {
@@ -99,4 +99,12 @@ func reportFindings(o *options, h *home.Home, findings []check.Finding, failOn c
 		return errFindings
 	}
 	return nil
+}
+
+// failCode is the exit code of findings under failOn: 1 when one reaches it, else 0.
+func failCode(failOn check.FailOn, findings []check.Finding) int {
+	if failOn.Fails(findings) {
+		return ExitFindings
+	}
+	return ExitOK
 }

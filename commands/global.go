@@ -63,8 +63,12 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 	if state == nil {
 		state = &runState{}
 	}
+	wait, err := lockWait(c)
+	if err != nil {
+		return nil, err
+	}
 	o := &options{
-		Options:  home.Options{Home: h, Clock: clock, Command: command},
+		Options:  home.Options{Home: h, Clock: clock, Command: command, LockWait: wait},
 		json:     c.Bool("json"),
 		quiet:    c.Bool("quiet"),
 		color:    useColor(c.Bool("no-color"), c.App.Writer),
@@ -75,6 +79,9 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 	}
 	o.Warn = o.warn
 	state.opts = o
+	if state.metrics, err = prepareMetrics(c); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 

@@ -24,6 +24,7 @@ func journalCommand() *cli.Command {
 					&cli.StringFlag{Name: "older-than", Usage: "journals written more than `D` ago (required; with a unit: s, m, h, d or w)"},
 					&cli.IntFlag{Name: "keep", Usage: "never remove the newest `N` journals"},
 					&cli.BoolFlag{Name: "apply", Usage: "remove them (default: print the plan only)"},
+					waitFlag(),
 				}, Action: runJournalPrune},
 		},
 	}
@@ -123,7 +124,7 @@ func runJournalPrune(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out, p, err := journalset.Prune(o.Home, time.UnixMicro(o.Clock.UnixMicros), older, c.Int("keep"), c.Bool("apply"))
+	out, p, err := journalset.Prune(c.Context, o.Options, time.UnixMicro(o.Clock.UnixMicros), older, c.Int("keep"), c.Bool("apply"))
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,9 @@ func maintainCommand() *cli.Command {
 			&cli.StringFlag{Name: "backup", Usage: "first, before any write, back up the home into a new <time> directory in `DIR` (as backup --to DIR)"},
 			&cli.StringFlag{Name: "prune", Usage: "after the repairs, prune the ended sessions older than `D` (as prune --older-than D)"},
 			&cli.BoolFlag{Name: "compact", Usage: "last, compact state.db (as compact; skipped, with a finding, where compact would refuse)"},
+			waitFlag(), metricsFlag(),
 		},
-		Action: runMaintain,
+		Action: withMetrics(runMaintain),
 	}
 }
 
@@ -111,17 +112,19 @@ func parseIgnore(values []string) (map[check.ID]bool, error) {
 	return ignore, nil
 }
 
-// reportMaintain prints the summary line (or the envelope). Exit: 4 when writes were refused
-// with --apply, else 1 when a remaining finding (not ignored) is at or above failOn, else 0.
+// reportMaintain writes --metrics-file, then prints the summary line (or the envelope). Exit:
+// 4 when writes were refused with --apply, else 1 when a remaining finding (not ignored) is at
+// or above failOn, else 0; a metrics file that could not be written turns 0 or 1 into 4.
 // Under --quiet it prints only when the exit is not 0: cron mails only what needs a human.
 func reportMaintain(ctx context.Context, o *options, rep *repair.MaintainReport, failOn check.FailOn) error {
 	findings, data := rep.Findings, rep.Data
-	code := ExitOK
-	if failOn.Fails(findings) {
-		code = ExitFindings
-	}
+	code := failCode(failOn, findings)
 	if rep.Data.Refused { // 4 on an unwritable schema; a runtime guard's own code (3: its repair lock)
 		code = exitCode(ctx, rep.RefusedBy)
+	}
+	merr := o.state.metrics.RecordMaintain(ctx, rep, code)
+	if merr != nil && code <= ExitFindings {
+		code = ExitData
 	}
 	data.Ignored = orEmpty(data.Ignored)
 	if o.json {
@@ -129,6 +132,8 @@ func reportMaintain(ctx context.Context, o *options, rep *repair.MaintainReport,
 		env := newEnvelope(rep.Home, o, res)
 		if rep.Data.Refused {
 			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: rep.Refusal()}
+		} else if merr != nil {
+			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: oneLine(merr)}
 		}
 		if err := emitJSON(o, env); err != nil {
 			return err
@@ -141,7 +146,12 @@ func reportMaintain(ctx context.Context, o *options, rep *repair.MaintainReport,
 	}
 	switch {
 	case rep.Data.Refused:
+		if merr != nil {
+			o.warn("%s", oneLine(merr))
+		}
 		return errors.Join(errReported, rep.RefusedBy)
+	case merr != nil:
+		return merr
 	case code == ExitFindings:
 		return errFindings
 	}

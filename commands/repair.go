@@ -15,6 +15,7 @@ func repairFlags(extra ...cli.Flag) []cli.Flag {
 	return append([]cli.Flag{
 		&cli.BoolFlag{Name: "apply", Usage: "write the change (default: print the plan only)"},
 		&cli.BoolFlag{Name: "force", Usage: "write routing changes even while a gateway runs (it will likely overwrite them)"},
+		waitFlag(),
 	}, extra...)
 }
 

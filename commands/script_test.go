@@ -31,11 +31,17 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// holdFlock is a helper program: `holdflock FILE READY` creates FILE, holds an exclusive
-// flock on it, creates READY, and sleeps until killed (a stand-in for a running gateway).
+// holdFlock is a helper program: `holdflock FILE READY [FOR]` creates FILE, holds an
+// exclusive flock on it, creates READY, and sleeps until killed, or for FOR (a Go duration)
+// and exits, letting go of the lock (a stand-in for a running gateway, or for another
+// sessionctl writing the home).
 func holdFlock() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: holdflock FILE READY")
+	hold := time.Hour
+	if len(os.Args) == 4 {
+		hold, _ = time.ParseDuration(os.Args[3])
+	}
+	if len(os.Args) < 3 || len(os.Args) > 4 || hold <= 0 {
+		fmt.Fprintln(os.Stderr, "usage: holdflock FILE READY [FOR]")
 		os.Exit(2)
 	}
 	f, err := os.OpenFile(os.Args[1], os.O_RDWR|os.O_CREATE, 0o644)
@@ -49,7 +55,7 @@ func holdFlock() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	time.Sleep(time.Hour)
+	time.Sleep(hold)
 }
 
 // holdOpen is a helper program: `holdopen FILE READY` opens FILE read-only, creates READY

@@ -14,7 +14,8 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "show the home: paths, gateway, storage model, schema, counts and what the next gateway start will do",
 		ArgsUsage: " ",
-		Action:    runStatus,
+		Flags:     []cli.Flag{metricsFlag()},
+		Action:    withMetrics(runStatus),
 	}
 }
 
@@ -37,6 +38,9 @@ func showStatus(c *cli.Context, o *options) error {
 	defer h.Close()
 	data, err := check.Status(c.Context, h)
 	if err != nil {
+		return err
+	}
+	if err := o.state.metrics.RecordInspected(c.Context, o.Options); err != nil {
 		return err
 	}
 	findings := check.Scope(h)

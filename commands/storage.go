@@ -46,7 +46,7 @@ func runHolders(c *cli.Context) error {
 
 func compactCommand() *cli.Command {
 	return &cli.Command{Name: "compact", Usage: "the runtime's vacuum() of the home's generation: FTS optimize, checkpoint, VACUUM (refused while any process holds state.db)",
-		ArgsUsage: " ", Flags: []cli.Flag{applyFlag, &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
+		ArgsUsage: " ", Flags: []cli.Flag{applyFlag, waitFlag(), &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("compact takes no arguments")
@@ -62,7 +62,7 @@ func backupCommand() *cli.Command {
 		ArgsUsage: " ", Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "write the backup into a new <time> directory in `DIR`"},
 			&cli.IntFlag{Name: "keep", Usage: "then remove the oldest backups sessionctl wrote in that directory beyond the newest `N`"},
-			&cli.BoolFlag{Name: "transcripts", Usage: "also back up the transcript files of the sessions directory"}},
+			&cli.BoolFlag{Name: "transcripts", Usage: "also back up the transcript files of the sessions directory"}, waitFlag()},
 		Subcommands: []*cli.Command{{Name: "verify", Usage: "check a backup: manifest, sizes, SHA-256, PRAGMA integrity_check; exit 1 when it fails",
 			ArgsUsage: "BACKUP", Action: runVerify}},
 		Action: func(c *cli.Context) error {
@@ -102,7 +102,7 @@ func runVerify(c *cli.Context) error {
 
 func restoreCommand() *cli.Command {
 	return &cli.Command{Name: "restore", Usage: "verify a backup, back up the current state, swap the backup's files in (refused while any process holds state.db); undoable",
-		ArgsUsage: "BACKUP", Flags: []cli.Flag{applyFlag}, Action: func(c *cli.Context) error {
+		ArgsUsage: "BACKUP", Flags: []cli.Flag{applyFlag, waitFlag()}, Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("restore takes exactly one BACKUP directory")
 			}

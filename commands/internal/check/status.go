@@ -101,18 +101,30 @@ func Status(ctx context.Context, h *home.Home) (StatusData, error) {
 	if d.StartMaintenance, d.StartMaintenanceUnknown, err = startMaintenance(ctx, h); err != nil {
 		return StatusData{}, err
 	}
-	d.Counts = routingCounts(h)
+	if d.Counts, err = Counts(ctx, h); err != nil {
+		return d, err
+	}
 	if h.DB != nil {
-		t, err := h.DB.Totals(ctx)
-		if err != nil {
-			return d, fmt.Errorf("state.db: %w", err)
-		}
-		d.Counts.Sessions, d.Counts.OpenSessions, d.Counts.EndedSessions, d.Counts.Messages = t.Sessions, t.Open, t.Ended, t.Messages
 		d.Schema = summariseSchema(h.Schema)
 		d.JournalMode = h.Schema.JournalMode
 		d.SQLiteVersion = h.Schema.SQLiteVersion
 	}
 	return d, nil
+}
+
+// Counts counts the routing entries by state and, when the home has a state.db, its
+// sessions and messages (status' data.counts).
+func Counts(ctx context.Context, h *home.Home) (StatusCounts, error) {
+	c := routingCounts(h)
+	if h.DB == nil {
+		return c, nil
+	}
+	t, err := h.DB.Totals(ctx)
+	if err != nil {
+		return c, fmt.Errorf("state.db: %w", err)
+	}
+	c.Sessions, c.OpenSessions, c.EndedSessions, c.Messages = t.Sessions, t.Open, t.Ended, t.Messages
+	return c, nil
 }
 
 // routingCounts counts the routing entries by state.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -26,6 +27,9 @@ type Options struct {
 	Home    sessionsjson.Home
 	Clock   sessionsjson.Clock
 	Command string
+	// LockWait is how long a write waits for sessionctl's lock while another sessionctl
+	// holds it (--wait); 0 refuses at once.
+	LockWait time.Duration
 	// Warn receives one-line warnings that never stop the run (nil: dropped).
 	Warn func(format string, a ...any)
 }
@@ -584,20 +588,49 @@ func readmeText(data []byte) string {
 	return text
 }
 
-// Lock takes sessionctl's advisory lock on the home (failing with sessionsjson.ErrLocked,
-// naming the holder, while another sessionctl writes it) and returns its release. A symbolic
-// link (or a file of the wrong type) where sessionctl keeps its files under <home>/sessionctl/
-// is a refusal: nothing is written through it.
-func Lock(h sessionsjson.Home) (func() error, error) {
-	if err := h.Validate(); err != nil {
-		return nil, fmt.Errorf("home %s: %w", h.Dir, err)
+// Lock takes sessionctl's advisory lock on o.Home and returns its release. While another
+// sessionctl writes the home it waits up to o.LockWait for the lock, then fails with
+// sessionsjson.ErrLocked naming the holder (at once without LockWait); a ctx done while it
+// waits ends the wait with ctx's cause. A symbolic link (or a file of the wrong type) where
+// sessionctl keeps its files under <home>/sessionctl/ is a refusal: nothing is written
+// through it.
+func Lock(ctx context.Context, o Options) (func() error, error) {
+	if err := o.Home.Validate(); err != nil {
+		return nil, fmt.Errorf("home %s: %w", o.Home.Dir, err)
 	}
-	release, err := sessionsjson.AcquireToolLock(h)
+	release, err := acquireWaiting(ctx, o.Home, o.LockWait)
 	if errors.Is(err, sessionsjson.ErrUnsafeToolPath) {
 		return nil, failure.Mark(failure.Refused, fmt.Errorf("refusing to write this home: %w", err))
 	}
-	if err != nil {
+	if errors.Is(err, sessionsjson.ErrLocked) {
 		return nil, fmt.Errorf("another sessionctl is writing this home: %w", err)
 	}
-	return release, nil
+	return release, err
+}
+
+// lockPoll is how often a waiting Lock tries the lock again.
+const lockPoll = 100 * time.Millisecond
+
+// acquireWaiting takes the tool lock, trying again every lockPoll while another sessionctl
+// holds it, until wait has passed or ctx is done. The lock stays sessionsjson's: the same
+// file, flock and checks on every try.
+func acquireWaiting(ctx context.Context, h sessionsjson.Home, wait time.Duration) (func() error, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		release, err := sessionsjson.AcquireToolLock(h)
+		if !errors.Is(err, sessionsjson.ErrLocked) || wait <= 0 {
+			return release, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w (waited %s)", err, wait)
+		}
+		t := time.NewTimer(min(lockPoll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for the tool lock: %w", context.Cause(ctx))
+		case <-t.C:
+		}
+	}
 }

@@ -1,12 +1,14 @@
 package journalset
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
@@ -91,14 +93,14 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().Add(48 * time.Hour)
-	out, p, err := Prune(h, now, 86400, 1, false)
+	out, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, 1, false)
 	if err != nil || len(p.Journals) != 2 || out.Applied || p.Kept != 2 {
 		t.Fatalf("plan: %d journals, kept %d, applied %v, %v", len(p.Journals), p.Kept, out.Applied, err)
 	}
 	if _, err := os.Stat(paths[0]); err != nil {
 		t.Fatal("a plan removed a journal")
 	}
-	out, _, err = Prune(h, now, 86400, 1, true)
+	out, _, err = Prune(context.Background(), home.Options{Home: h}, now, 86400, 1, true)
 	if err != nil || !out.Applied || len(out.Changes) != 2 {
 		t.Fatalf("apply: %v, %d changes, %v", out.Applied, len(out.Changes), err)
 	}

@@ -1,6 +1,7 @@
 package journalset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,12 +34,13 @@ type Pruned struct {
 // keep newest, never one that cannot be read. Removing a journal is not itself journaled: it
 // is the record undo would need. A removal that fails part-way is an Incomplete listing what
 // went.
-func Prune(h sessionsjson.Home, now time.Time, olderThan float64, keep int, apply bool) (repair.Outcome, *Pruned, error) {
+func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64, keep int, apply bool) (repair.Outcome, *Pruned, error) {
+	h := o.Home
 	p, err := plan(h, now, olderThan, keep)
 	if err != nil || !apply || len(p.Journals) == 0 {
 		return repair.Outcome{Changes: pruneChanges(p)}, p, err
 	}
-	release, err := home.Lock(h)
+	release, err := home.Lock(ctx, o)
 	if err != nil {
 		return repair.Outcome{Changes: pruneChanges(p)}, p, err
 	}

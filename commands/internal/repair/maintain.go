@@ -195,7 +195,7 @@ func lockUnlessRefused(ctx context.Context, o home.Options) (release func() erro
 	if refused || guarded != nil {
 		return func() error { return nil }, guarded, nil
 	}
-	release, err = home.Lock(o.Home)
+	release, err = home.Lock(ctx, o)
 	return release, nil, err
 }
 

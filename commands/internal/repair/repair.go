@@ -128,7 +128,7 @@ func (r *Run) lock(ctx context.Context) (fresh bool, err error) {
 	if r.release != nil {
 		return false, nil
 	}
-	if r.release, err = home.Lock(r.H.Opts.Home); err != nil {
+	if r.release, err = home.Lock(ctx, r.H.Opts); err != nil {
 		return false, err
 	}
 	o := r.H.Opts

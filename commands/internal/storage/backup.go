@@ -129,7 +129,7 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 	out := repair.Outcome{Applied: true, Changes: []repair.Change{{Store: "backup", Target: d.Backup, Op: "write backup",
 		After: map[string]int64{"files": int64(len(d.Manifest.Files)), "bytes": bytes}}}}
 	if opts.Keep > 0 {
-		removed, findings, err := rotate(h.Opts.Home, parent, opts.Keep)
+		removed, findings, err := rotate(ctx, h.Opts, parent, opts.Keep)
 		d.Removed = append(d.Removed, removed...)
 		out.Findings = append(out.Findings, findings...)
 		for _, r := range removed {
@@ -434,8 +434,8 @@ type backupDir struct {
 // rotate removes, under sessionctl's lock, the oldest backups in parent beyond the newest
 // keep: only directories whose manifest sessionctl wrote (kind backup). A backup directory
 // holding anything its manifest does not list keeps that (and is reported).
-func rotate(h sessionsjson.Home, parent string, keep int) ([]string, []check.Finding, error) {
-	release, err := home.Lock(h)
+func rotate(ctx context.Context, o home.Options, parent string, keep int) ([]string, []check.Finding, error) {
+	release, err := home.Lock(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
