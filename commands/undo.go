@@ -12,6 +12,7 @@ func undoCommand() *cli.Command {
 		Name:      "undo",
 		Usage:     "restore the before-images of an applied change from its journal (in the home the journal names, unless --home or --profile is given)",
 		ArgsUsage: "JOURNAL",
+		UsageText: "sessionctl undo --apply ~/.hermes/sessionctl/journal/20260715T120000.000000000Z-suspend.json",
 		Flags:     repairFlags(),
 		Action:    runUndo,
 	}
