@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sessionctl/sessionctl/commands/internal/complete"
 	"github.com/sessionctl/sessionctl/commands/internal/metrics"
 	"github.com/urfave/cli/v2"
 )
@@ -29,6 +30,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, s settings) int {
 	state := &runState{}
 	app := newApp(stdout, stderr, s, state)
+	if completing(args) {
+		return completeArgs(ctx, app, args)
+	}
 	norm, err := normaliseArgs(app, args)
 	if err == nil {
 		args = norm
@@ -54,6 +58,7 @@ type runState struct {
 	opts    *options      // the command's resolved options, once resolved
 	emitted bool          // the envelope is on stdout
 	metrics *metrics.File // --metrics-file, checked (nil without it)
+	word    string        // a completion request's last word, the one being completed
 }
 
 // runMu serialises app runs: urfave/cli v2 writes its package-level HelpFlag on every run,
@@ -80,11 +85,12 @@ func newApp(stdout, stderr io.Writer, s settings, state *runState) *cli.App {
 	app := &cli.App{
 		Name:                 "sessionctl",
 		Usage:                "inspect and repair a Hermes Agent gateway's sessions (sessions.json and state.db)",
+		Description:          exitCodesText,
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		HideHelpCommand:      true,
 		Suggest:              true,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		Flags:                globalFlags(),
 		Commands:             allCommands(),
@@ -93,9 +99,22 @@ func newApp(stdout, stderr io.Writer, s settings, state *runState) *cli.App {
 		Version:              version(),
 	}
 	app.OnUsageError = usageError
-	setUsageError(app.Commands)
+	quietDefaults(app.Flags)
+	finishCommands(app.Commands, app.Name)
 	return app
 }
+
+// exitCodesText is the app's description (help, man page, docs/cli.md).
+const exitCodesText = `Exit codes:
+
+- 0: success (check: nothing at or above --fail-on)
+- 1: check or maintain found problems at or above --fail-on
+- 2: usage error
+- 3: refused (a gateway is running, the lock is held, undo conflicts)
+- 4: environment or data error (home or file missing, unreadable, corrupt, schema unsupported)
+- 5: a write failed and was rolled back: nothing changed
+- 6: a write failed part-way: its journal is named, undo JOURNAL reverts it
+- 130, 143: interrupted by SIGINT, SIGTERM at a safe point`
 
 // allCommands is the ordered command table.
 func allCommands() []*cli.Command {
@@ -126,6 +145,8 @@ func allCommands() []*cli.Command {
 		journalCommand(),
 		relocateCommand(),
 		demoCommand(),
+		completionCommand(),
+		manCommand(),
 	}
 }
 
@@ -147,13 +168,25 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 	return usage(err)
 }
 
-func setUsageError(cmds []*cli.Command) {
+// finishCommands gives every command below parent (its command path) what the table leaves
+// to it: usage errors exit 2, a group without a subcommand is a usage error (its help lists no
+// help subcommand), switches show no
+// "(default: false)", the usage text is the synopsis followed by the examples the command
+// declares in UsageText, and arguments named KEY or ID complete from the home.
+func finishCommands(cmds []*cli.Command, parent string) {
 	for _, c := range cmds {
+		path := parent + " " + c.Name
+		c.UsageText = synopsis(c, path) + examplesText(c.UsageText)
 		c.OnUsageError = usageError
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = unknownSubcommand
 		}
-		setUsageError(c.Subcommands)
+		c.HideHelpCommand = true // `GROUP help` is not a subcommand: `GROUP --help` is
+		quietDefaults(c.Flags)
+		if arg, ok := complete.ForArgs(c.ArgsUsage); ok {
+			c.BashComplete = completeValues(arg)
+		}
+		finishCommands(c.Subcommands, path)
 	}
 }
 

@@ -13,7 +13,8 @@ func archiveCommand() *cli.Command {
 		Name:      "archive",
 		Usage:     "archive ended sessions older than D, or sessions idle for D, with their whole compression lineage (archive_sessions / archive_stale_sessions; undoable)",
 		ArgsUsage: " ",
-		Flags: repairFlags(
+		UsageText: "sessionctl archive --idle 30d --apply\nsessionctl archive --older-than 90d --source telegram",
+		Flags: dbRepairFlags(
 			&cli.StringFlag{Name: "older-than", Usage: "ended sessions older than `D` by the generation's age rule (archive_sessions)"},
 			&cli.StringFlag{Name: "source", Usage: "with --older-than: only sessions of source `S`"},
 			&cli.StringFlag{Name: "idle", Usage: "sessions, open ones included, idle for `D` (r0817's archive_stale_sessions)"}),
@@ -26,7 +27,8 @@ func unarchiveCommand() *cli.Command {
 		Name:      "unarchive",
 		Usage:     "unarchive sessions with their whole compression lineage (set_session_archived(id, False); undoable)",
 		ArgsUsage: "ID...",
-		Flags:     repairFlags(),
+		UsageText: "sessionctl unarchive --apply 20260713_221054_f44293",
+		Flags:     dbRepairFlags(),
 		Action:    runUnarchive,
 	}
 }

@@ -13,6 +13,7 @@ func checkCommand() *cli.Command {
 		Name:      "check",
 		Usage:     "run every read-only health check; exit 1 when a finding is at or above --fail-on",
 		ArgsUsage: " ",
+		UsageText: "sessionctl check --deep --fail-on warn",
 		Flags: []cli.Flag{
 			failOnFlag("`LEVEL` that fails the run: error, warn or never"),
 			&cli.BoolFlag{Name: "deep", Usage: "also run PRAGMA integrity_check over the whole database (slow on large homes)"},

@@ -14,7 +14,8 @@ func finalizeOrphansCommand() *cli.Command {
 		Name:      "finalize-orphans",
 		Usage:     "end orphaned compression continuations (the runtime's finalize_orphaned_compression_sessions)",
 		ArgsUsage: " ",
-		Flags:     repairFlags(minAgeFlag(statedb.DefaultOrphanMinAge, "continuations")),
+		UsageText: "sessionctl finalize-orphans --min-age 14d --apply",
+		Flags:     dbRepairFlags(minAgeFlag(statedb.DefaultOrphanMinAge, "continuations")),
 		Action:    func(c *cli.Context) error { return runDBRepair(c, "finalize-orphans", repair.Finalize) },
 	}
 }
@@ -24,7 +25,8 @@ func pruneGhostsCommand() *cli.Command {
 		Name:      "prune-ghosts",
 		Usage:     "delete empty, untitled, ended TUI sessions and their transcript files (the runtime's prune_empty_ghost_sessions)",
 		ArgsUsage: " ",
-		Flags:     repairFlags(minAgeFlag(statedb.DefaultGhostMinAge, "ghosts")),
+		UsageText: "sessionctl prune-ghosts --apply",
+		Flags:     dbRepairFlags(minAgeFlag(statedb.DefaultGhostMinAge, "ghosts")),
 		Action:    func(c *cli.Context) error { return runDBRepair(c, "prune-ghosts", repair.Prune) },
 	}
 }

@@ -16,6 +16,7 @@ func demoCommand() *cli.Command {
 		Name:      "demo",
 		Usage:     "build a sample home with one of every problem, print its path, and show status and check on it",
 		ArgsUsage: "[DIR]",
+		UsageText: "sessionctl demo /tmp/hermes-demo",
 		Action:    runDemo,
 	}
 }

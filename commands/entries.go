@@ -18,13 +18,15 @@ import (
 
 func entriesCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "entries",
-		Usage: "routing entries (sessions.json or gateway_routing)",
+		Name:      "entries",
+		Usage:     "routing entries (sessions.json or gateway_routing)",
+		UsageText: "sessionctl entries list --resume-pending",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "list",
 				Usage:     "list routing entries with their state.db row and restart count",
 				ArgsUsage: " ",
+				UsageText: "sessionctl entries list --platform telegram --suspended",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "resume-pending", Usage: "only entries with resume_pending"},
 					&cli.BoolFlag{Name: "suspended", Usage: "only suspended entries"},
@@ -38,12 +40,14 @@ func entriesCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "show one entry, every field, with its row and lineage",
 				ArgsUsage: "KEY",
+				UsageText: "sessionctl entries show agent:main:telegram:dm:123456789",
 				Action:    runEntriesShow,
 			},
 			{
 				Name:      "prune",
 				Usage:     "drop entries not updated for D, suspended ones kept (the gateway's prune_old_entries; undoable)",
 				ArgsUsage: " ",
+				UsageText: "sessionctl entries prune --older-than 30d --apply",
 				Flags: repairFlags(&cli.StringFlag{Name: "older-than", Value: formatAge(sessionsjson.SessionStoreMaxAgeDays * 86400),
 					Usage: "entries whose updated_at is older than `D` (session_store_max_age_days)"}),
 				Action: runEntriesPrune,

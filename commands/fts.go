@@ -8,13 +8,15 @@ import (
 
 func ftsCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "fts",
-		Usage: "state.db's full-text search indexes",
+		Name:      "fts",
+		Usage:     "state.db's full-text search indexes",
+		UsageText: "sessionctl fts rebuild",
 		Subcommands: []*cli.Command{{
 			Name:      "rebuild",
 			Usage:     "refill the full-text indexes out of step with messages, by the layout's own rebuild (check --deep: db.fts-out-of-step)",
 			ArgsUsage: " ",
-			Flags:     repairFlags(),
+			UsageText: "sessionctl fts rebuild --apply",
+			Flags:     dbRepairFlags(forceFlag("rebuild even while a gateway runs (its writes wait meanwhile)")),
 			Action:    runFTSRebuild,
 		}},
 	}

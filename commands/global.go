@@ -17,8 +17,8 @@ import (
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "home", Usage: "the Hermes home (default: $HERMES_HOME, else ~/.hermes)"},
-		&cli.StringFlag{Name: "profile", Usage: "use `NAME`'s profile home (<root>/profiles/NAME; default = the root)"},
+		&cli.StringFlag{Name: "home", Usage: "the Hermes home `DIR`", DefaultText: "$HERMES_HOME, else ~/.hermes"},
+		&cli.StringFlag{Name: "profile", Usage: "use the home of profile `NAME`, <root>/profiles/NAME (NAME default is the root)"},
 		&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON document (the envelope) on stdout"},
 		&cli.StringFlag{Name: "now", Usage: "evaluate time rules as of `TIME` (RFC 3339 or Unix seconds) and stamp writes with it"},
 		&cli.BoolFlag{Name: "no-color", Usage: "plain output"},
@@ -41,12 +41,7 @@ type options struct {
 
 // loadOptions resolves the global flags of the running command.
 func loadOptions(c *cli.Context, command string) (*options, error) {
-	h, err := sessionsjson.ResolveHome(sessionsjson.HomeOptions{
-		Home:        c.String("home"),
-		Profile:     c.String("profile"),
-		Getenv:      os.Getenv,
-		UserHomeDir: userHomeDir(),
-	})
+	h, err := resolveHome(c)
 	var bad *sessionsjson.ActiveProfileError
 	if errors.As(err, &bad) {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("resolve home: %w", err))
@@ -83,6 +78,16 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// resolveHome resolves the home that --home and --profile name, as the runtime does.
+func resolveHome(c *cli.Context) (sessionsjson.Home, error) {
+	return sessionsjson.ResolveHome(sessionsjson.HomeOptions{
+		Home:        c.String("home"),
+		Profile:     c.String("profile"),
+		Getenv:      os.Getenv,
+		UserHomeDir: userHomeDir(),
+	})
 }
 
 func userHomeDir() string {

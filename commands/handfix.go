@@ -13,6 +13,7 @@ func entriesRmCommand() *cli.Command {
 		Name:      "rm",
 		Usage:     "remove routing entries where the runtime reads them (sessions.json, or gateway_routing and its mirror)",
 		ArgsUsage: "KEY...",
+		UsageText: "sessionctl entries rm --apply agent:main:telegram:dm:168716681",
 		Flags:     repairFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -32,6 +33,7 @@ func entriesSetCommand() *cli.Command {
 		Name:      "set",
 		Usage:     "set fields the runtime reads on one entry, typed as its to_dict writes them (suspended=true, resume_reason=null)",
 		ArgsUsage: "KEY FIELD=VALUE...",
+		UsageText: "sessionctl entries set --apply agent:main:telegram:dm:168716681 suspended=false",
 		Flags:     repairFlags(),
 		Action:    runEntriesSet,
 	}
@@ -59,6 +61,7 @@ func runEntriesSet(c *cli.Context) error {
 func relocateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "relocate",
+		UsageText: "sessionctl --home /srv/hermes relocate --apply",
 		Usage:     "move the gateway_routing rows of the home's old path to its current one (a home moved or copied: v19+)",
 		ArgsUsage: " ",
 		Flags:     repairFlags(&cli.StringFlag{Name: "from", Usage: "the old scope `SCOPE`, when rows of several other scopes exist"}),

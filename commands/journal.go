@@ -14,12 +14,16 @@ import (
 
 func journalCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "journal",
-		Usage: "the home's journals: list, show, prune",
+		Name:      "journal",
+		UsageText: "sessionctl journal list",
+		Usage:     "the home's journals: list, show, prune",
 		Subcommands: []*cli.Command{
-			{Name: "list", Usage: "every journal: time, command, changes, size (with stash and row store), undone", ArgsUsage: " ", Action: runJournalList},
-			{Name: "show", Usage: "what one journal changed (a path, or a name in the home's journal directory)", ArgsUsage: "JOURNAL", Action: runJournalShow},
+			{Name: "list", Usage: "every journal: time, command, changes, size (with stash and row store), undone", ArgsUsage: " ",
+				UsageText: "sessionctl --json journal list", Action: runJournalList},
+			{Name: "show", Usage: "what one journal changed (a path, or a name in the home's journal directory)", ArgsUsage: "JOURNAL",
+				UsageText: "sessionctl journal show 20260715T120000.000000000Z-suspend.json", Action: runJournalShow},
 			{Name: "prune", Usage: "remove old journals with their stash and row store (their changes can no longer be undone)", ArgsUsage: " ",
+				UsageText: "sessionctl journal prune --older-than 30d --keep 20 --apply",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "older-than", Usage: "journals written more than `D` ago (required; with a unit: s, m, h, d or w)"},
 					&cli.IntFlag{Name: "keep", Usage: "never remove the newest `N` journals"},

@@ -17,8 +17,9 @@ func maintainCommand() *cli.Command {
 		Name:      "maintain",
 		Usage:     "one unattended run for cron: check, then (with --apply) every safe repair; one summary line",
 		ArgsUsage: " ",
+		UsageText: "sessionctl -q maintain --apply\nsessionctl maintain --apply --backup /var/backups/hermes --prune 90d --compact",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "apply", Usage: "run the repairs (default: check and report what would be done)"},
+			&cli.BoolFlag{Name: "apply", Usage: "run the repairs; without it, check and report what would be done"},
 			failOnFlag("`LEVEL` of remaining findings that fails the run: error, warn or never"),
 			&cli.StringSliceFlag{Name: "ignore", Usage: "leave the findings of check `ID` out: not printed, not counted for --fail-on (repeatable)"},
 			&cli.StringFlag{Name: "backup", Usage: "first, before any write, back up the home into a new <time> directory in `DIR` (as backup --to DIR)"},

@@ -14,7 +14,8 @@ func pruneCommand() *cli.Command {
 		Name:      "prune",
 		Usage:     "delete ended sessions older than D with their messages and transcript files (the runtime's prune_sessions; undoable)",
 		ArgsUsage: "[D with --never-active]",
-		Flags: repairFlags(
+		UsageText: "sessionctl prune --older-than 180d --source cli --apply\nsessionctl prune --never-active 60d",
+		Flags: dbRepairFlags(forceFlag("with --never-active, delete gateway_routing rows even while a gateway runs (it will likely write them back)"),
 			&cli.StringFlag{Name: "older-than", Value: formatAge(statedb.DefaultRetention), Usage: "sessions older than `D` by the generation's age rule (with a unit: s, m, h, d or w)"},
 			&cli.StringFlag{Name: "source", Usage: "only sessions of source `S` (cli, tui, telegram, …)"},
 			&cli.BoolFlag{Name: "never-active", Usage: "instead, open keyed sessions that never had a turn, started over D ago (default 30d), with their gateway_routing rows (r0817)"}),

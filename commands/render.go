@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -9,9 +10,11 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// renderTable prints an aligned, borderless table.
+// renderTable prints an aligned, borderless table, no line ending in spaces (tablewriter pads
+// the last column to its width).
 func renderTable(w io.Writer, header []string, rows [][]string) error {
-	table := tablewriter.NewTable(w,
+	var buf bytes.Buffer
+	table := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
 			Borders: tw.BorderNone,
 			Settings: tw.Settings{
@@ -30,6 +33,11 @@ func renderTable(w io.Writer, header []string, rows [][]string) error {
 	}
 	if err := table.Render(); err != nil {
 		return fmt.Errorf("render table: %w", err)
+	}
+	for line := range bytes.Lines(buf.Bytes()) {
+		if _, err := w.Write(append(bytes.TrimRight(line, " \n"), '\n')); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -10,13 +10,25 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// repairFlags are the flags every repair command takes.
+// applyFlag is --apply: a write command prints its plan unless given it.
+func applyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "apply", Usage: "write the change; without it, only the plan is printed"}
+}
+
+// forceFlag is --force of a write refused while a gateway runs; usage says what it overrides.
+func forceFlag(usage string) cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: usage}
+}
+
+// repairFlags are the flags of a routing-index repair: --apply, --force, then extra.
 func repairFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{
-		&cli.BoolFlag{Name: "apply", Usage: "write the change (default: print the plan only)"},
-		&cli.BoolFlag{Name: "force", Usage: "write routing changes even while a gateway runs (it will likely overwrite them)"},
-		waitFlag(),
-	}, extra...)
+	return append([]cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them)"), waitFlag()}, extra...)
+}
+
+// dbRepairFlags are the flags of a state.db repair, which may run while a gateway runs:
+// --apply, --wait, then extra.
+func dbRepairFlags(extra ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{applyFlag(), waitFlag()}, extra...)
 }
 
 // startRepair resolves the options of a repair command and starts the engine's run on the

@@ -14,13 +14,15 @@ import (
 
 func resumeCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "resume",
-		Usage: "set or clear resume_pending (the runtime's mark_resume_pending / clear_resume_pending)",
+		Name:      "resume",
+		Usage:     "set or clear resume_pending (the runtime's mark_resume_pending / clear_resume_pending)",
+		UsageText: "sessionctl resume clear --stale --apply",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "mark",
 				Usage:     "mark entries resume_pending: the next start auto-resumes them",
 				ArgsUsage: "KEY...",
+				UsageText: "sessionctl resume mark --reason shutdown_timeout --apply agent:main:telegram:dm:123456789",
 				Flags: repairFlags(&cli.StringFlag{Name: "reason", Value: "restart_timeout",
 					Usage: "`R`: restart_timeout, shutdown_timeout or restart_interrupted"}),
 				Action: runResumeMark,
@@ -29,6 +31,7 @@ func resumeCommand() *cli.Command {
 				Name:      "clear",
 				Usage:     "clear resume_pending, resume_reason and last_resume_marked_at",
 				ArgsUsage: "KEY... | --all | --stale",
+				UsageText: "sessionctl resume clear --apply agent:main:telegram:dm:123456789\nsessionctl resume clear --stale --max-age 2h --apply",
 				Flags: repairFlags(
 					&cli.BoolFlag{Name: "all", Usage: "every entry with resume_pending"},
 					&cli.BoolFlag{Name: "stale", Usage: "markers older than --max-age"},

@@ -13,13 +13,15 @@ import (
 
 func sessionsCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "sessions",
-		Usage: "state.db sessions",
+		Name:      "sessions",
+		Usage:     "state.db sessions",
+		UsageText: "sessionctl sessions list --open",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "list",
 				Usage:     "list sessions (newest first)",
 				ArgsUsage: " ",
+				UsageText: "sessionctl sessions list --source telegram --limit 20\nsessionctl sessions list --orphans --limit 0",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "source", Usage: "only sessions of source `S`"},
 					&cli.BoolFlag{Name: "open", Usage: "only open sessions"},
@@ -34,6 +36,7 @@ func sessionsCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "show one session (a unique id prefix is enough)",
 				ArgsUsage: "ID",
+				UsageText: "sessionctl sessions show 20260713_221054",
 				Action:    runSessionsShow,
 			},
 		},

@@ -13,8 +13,9 @@ func spaceCommand() *cli.Command {
 		Name:      "space",
 		Usage:     "read-only: where the bytes are (tables, indexes, WAL, free pages, FTS, transcripts) and what prune, compact and entries prune would reclaim",
 		ArgsUsage: " ",
+		UsageText: "sessionctl space --older-than 30d",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "older-than", Value: "90d",
-			Usage: "the age `D` of the prune and entries prune estimates (the runtime's default: 90d)"}},
+			Usage: "the age `D` of the prune and entries prune estimates (90d: the runtime's retention)"}},
 		Action: runSpace,
 	}
 }

@@ -14,6 +14,7 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "show the home: paths, gateway, storage model, schema, counts and what the next gateway start will do",
 		ArgsUsage: " ",
+		UsageText: "sessionctl --profile work status",
 		Flags:     []cli.Flag{metricsFlag()},
 		Action:    withMetrics(runStatus),
 	}

@@ -11,11 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-var applyFlag = &cli.BoolFlag{Name: "apply", Usage: "write the change (default: print the plan only)"}
-
 func holdersCommand() *cli.Command {
 	return &cli.Command{Name: "holders", Usage: "list the processes holding state.db, its -wal or -shm, or sessions.json open, deleted generations included (Linux)",
-		ArgsUsage: " ", Action: runHolders}
+		ArgsUsage: " ", UsageText: "sessionctl --profile work holders", Action: runHolders}
 }
 
 func runHolders(c *cli.Context) error {
@@ -46,7 +44,8 @@ func runHolders(c *cli.Context) error {
 
 func compactCommand() *cli.Command {
 	return &cli.Command{Name: "compact", Usage: "the runtime's vacuum() of the home's generation: FTS optimize, checkpoint, VACUUM (refused while any process holds state.db)",
-		ArgsUsage: " ", Flags: []cli.Flag{applyFlag, waitFlag(), &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
+		ArgsUsage: " ", UsageText: "sessionctl compact --apply\nsessionctl compact --into /tmp/state-compacted.db",
+		Flags: []cli.Flag{applyFlag(), waitFlag(), &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("compact takes no arguments")
@@ -59,12 +58,12 @@ func compactCommand() *cli.Command {
 
 func backupCommand() *cli.Command {
 	return &cli.Command{Name: "backup", Usage: "write a consistent snapshot of state.db, sessions.json and the counts file, with a manifest (default: <home>/sessionctl/backups/<time>)",
-		ArgsUsage: " ", Flags: []cli.Flag{
+		ArgsUsage: " ", UsageText: "sessionctl backup --to /var/backups/hermes --keep 7", Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "write the backup into a new <time> directory in `DIR`"},
 			&cli.IntFlag{Name: "keep", Usage: "then remove the oldest backups sessionctl wrote in that directory beyond the newest `N`"},
 			&cli.BoolFlag{Name: "transcripts", Usage: "also back up the transcript files of the sessions directory"}, waitFlag()},
 		Subcommands: []*cli.Command{{Name: "verify", Usage: "check a backup: manifest, sizes, SHA-256, PRAGMA integrity_check; exit 1 when it fails",
-			ArgsUsage: "BACKUP", Action: runVerify}},
+			ArgsUsage: "BACKUP", UsageText: "sessionctl backup verify /var/backups/hermes/20260715T120000Z", Action: runVerify}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("backup takes no arguments (backup verify BACKUP checks one)")
@@ -102,7 +101,7 @@ func runVerify(c *cli.Context) error {
 
 func restoreCommand() *cli.Command {
 	return &cli.Command{Name: "restore", Usage: "verify a backup, back up the current state, swap the backup's files in (refused while any process holds state.db); undoable",
-		ArgsUsage: "BACKUP", Flags: []cli.Flag{applyFlag, waitFlag()}, Action: func(c *cli.Context) error {
+		ArgsUsage: "BACKUP", UsageText: "sessionctl restore --apply /var/backups/hermes/20260715T120000Z", Flags: []cli.Flag{applyFlag(), waitFlag()}, Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("restore takes exactly one BACKUP directory")
 			}

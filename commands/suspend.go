@@ -12,6 +12,7 @@ func suspendCommand() *cli.Command {
 		Name:      "suspend",
 		Usage:     "suspend entries: the next message starts a fresh session (the runtime's suspend_session)",
 		ArgsUsage: "KEY...",
+		UsageText: "sessionctl suspend --apply agent:main:telegram:dm:123456789",
 		Flags:     repairFlags(),
 		Action:    func(c *cli.Context) error { return runSetSuspended(c, "suspend", true) },
 	}
@@ -22,6 +23,7 @@ func unsuspendCommand() *cli.Command {
 		Name:      "unsuspend",
 		Usage:     "clear the suspended flag",
 		ArgsUsage: "KEY...",
+		UsageText: "sessionctl unsuspend --apply agent:main:telegram:dm:123456789",
 		Flags:     repairFlags(),
 		Action:    func(c *cli.Context) error { return runSetSuspended(c, "unsuspend", false) },
 	}
@@ -43,6 +45,7 @@ func suspendStuckCommand() *cli.Command {
 		Name:      "suspend-stuck",
 		Usage:     "suspend entries whose restart count is at or over the threshold (the gateway's stuck-loop rule)",
 		ArgsUsage: " ",
+		UsageText: "sessionctl suspend-stuck --threshold 5 --apply",
 		Flags:     repairFlags(&cli.IntFlag{Name: "threshold", Value: sessionsjson.StuckLoopThreshold, Usage: "restart count `N` that marks a stuck loop"}),
 		Action:    runSuspendStuck,
 	}
@@ -68,6 +71,7 @@ func repointCommand() *cli.Command {
 		Name:      "repoint",
 		Usage:     "point entries on a compression-ended session at its continuation (the compression tip)",
 		ArgsUsage: " ",
+		UsageText: "sessionctl repoint --apply",
 		Flags:     repairFlags(),
 		Action:    runRepoint,
 	}

@@ -13,6 +13,7 @@ func undoCommand() *cli.Command {
 		Name:      "undo",
 		Usage:     "restore the before-images of an applied change from its journal (in the home the journal names, unless --home or --profile is given)",
 		ArgsUsage: "JOURNAL | --last",
+		UsageText: "sessionctl undo --apply ~/.hermes/sessionctl/journal/20260715T120000.000000000Z-suspend.json\nsessionctl undo --last --apply",
 		Flags:     repairFlags(&cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own)"}),
 		Action:    runUndo,
 	}

@@ -13,6 +13,7 @@ func upgradeCheckCommand() *cli.Command {
 		Name:      "upgrade-check",
 		Usage:     "read-only: what the runtime of generation GEN does to this home on its first open and start, and what is lost",
 		ArgsUsage: " ",
+		UsageText: "sessionctl upgrade-check --to r0817",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "`GEN`: a generation (r0715, r0817) or a schema version (v21, v26)"},
 			failOnFlag("`LEVEL` that fails the run: error (data lost, the default), warn or never"),

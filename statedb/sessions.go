@@ -317,6 +317,16 @@ func (db *DB) ResolveID(ctx context.Context, prefix string) (string, error) {
 	}
 }
 
+// SessionIDs lists every session id, newest first (started_at, then id): what a shell
+// completes a session id from.
+func (db *DB) SessionIDs(ctx context.Context) ([]string, error) {
+	ids, err := queryStrings(ctx, db.sql, "SELECT id FROM sessions ORDER BY started_at DESC, id DESC")
+	if err != nil {
+		return nil, classify("list session ids", err, false)
+	}
+	return ids, nil
+}
+
 // Children returns the sessions whose parent_session_id is id, oldest first.
 func (db *DB) Children(ctx context.Context, id string) ([]Session, error) {
 	out, err := db.querySessions(ctx, db.sql, "SELECT "+db.sessionColumns("s")+
