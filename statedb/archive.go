@@ -24,7 +24,7 @@ type Archiving struct {
 // (hermes_state.py archive_sessions, 040a5e30d; at c2a3b9ce5 and 481156139).
 func ArchiveOlder(r Retention) Archiving {
 	where, args := r.predicate()
-	return Archiving{Value: true, where: where + " AND s.archived = 0", args: args, cols: []string{"archived"}}
+	return Archiving{Value: true, where: where + " AND s.archived = 0", args: args, cols: append([]string{"archived"}, r.columns()...)}
 }
 
 // ArchiveIdle is r0817's SessionDB.archive_stale_sessions(idle_days, exclude_pinned=True):
