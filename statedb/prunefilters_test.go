@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -118,15 +119,8 @@ func TestPruneFilters(t *testing.T) {
 	}
 }
 
-func splitIDs(s string) []string {
-	var out []string
-	for _, f := range []rune(s) {
-		if f != ' ' {
-			out = append(out, string(f))
-		}
-	}
-	return out
-}
+// splitIDs splits "a b c" into the ids a, b and c.
+func splitIDs(s string) []string { return strings.Fields(s) }
 
 // TestPruneFilterAge: started_before replaces the age bound (older_than_days), other filters
 // AND with it; archive_sessions adds archived = 0.
