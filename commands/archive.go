@@ -14,10 +14,11 @@ func archiveCommand() *cli.Command {
 		Usage:     "archive ended sessions older than D, or sessions idle for D, with their whole compression lineage (archive_sessions / archive_stale_sessions; undoable)",
 		ArgsUsage: " ",
 		UsageText: "sessionctl archive --idle 30d --apply\nsessionctl archive --older-than 90d --source telegram",
-		Flags: dbRepairFlags(
+		Flags: dbRepairFlags(append([]cli.Flag{
 			&cli.StringFlag{Name: "older-than", Usage: "ended sessions older than `D` by the generation's age rule (archive_sessions)"},
 			&cli.StringFlag{Name: "source", Usage: "with --older-than: only sessions of source `S`"},
-			&cli.StringFlag{Name: "idle", Usage: "sessions, open ones included, idle for `D` (r0817's archive_stale_sessions)"}),
+			&cli.StringFlag{Name: "idle", Usage: "sessions, open ones included, idle for `D` (r0817's archive_stale_sessions)"}},
+			filterFlags()...)...),
 		Action: runArchive,
 	}
 }
@@ -37,13 +38,17 @@ func runArchive(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("archive takes no arguments (unarchive takes IDs)")
 	}
-	var o repair.ArchiveOptions
-	var err error
+	filters, replaces, err := filterArgs(c)
+	o := repair.ArchiveOptions{Filters: filters}
 	switch {
-	case c.IsSet("older-than") == c.IsSet("idle"):
+	case err != nil:
+		return err
+	case (c.IsSet("older-than") || replaces) == c.IsSet("idle"):
 		return usagef("archive needs exactly one of --older-than D and --idle D")
-	case c.IsSet("idle") && c.IsSet("source"):
-		return usagef("--source goes with --older-than (archive_stale_sessions has no source filter)")
+	case c.IsSet("idle") && (c.IsSet("source") || len(filters) > 0):
+		return usagef("--source and the filters go with --older-than (archive_stale_sessions has none)")
+	case c.IsSet("archived"):
+		return usagef("--archived: archive selects the sessions not yet archived (archive_sessions' archived=False)")
 	case c.IsSet("source") && c.String("source") == "":
 		return usagef("--source: empty: name a source such as cli or telegram")
 	case c.IsSet("idle"):
@@ -51,7 +56,9 @@ func runArchive(c *cli.Context) error {
 		o.Age, err = ageFlag(c, "idle")
 	default:
 		o.Mode, o.Source = repair.ArchiveOlder, c.String("source")
-		o.Age, err = ageFlag(c, "older-than")
+		if c.IsSet("older-than") {
+			o.Age, err = ageFlag(c, "older-than")
+		}
 	}
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -213,4 +214,94 @@ func jsonNumber(v any) json.Number {
 		return json.Number(strconv.FormatInt(x, 10))
 	}
 	return ""
+}
+
+// TestCrashArchive kills archive --older-than 7d --apply just before and just after its
+// commit (its journal of archived values is written inside the transaction): the home is the
+// untouched or the archived one, intact, with one journal whose undo gives the untouched home
+// back; the same command then runs to the runtime's own result.
+func TestCrashArchive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests skipped in -short mode")
+	}
+	t.Parallel()
+	args := []string{"archive", "--older-than", "7d", "--apply"}
+	points := map[string]bool{statedb.FaultBeforeCommit: false, statedb.FaultAfterCommit: true} // whether it landed
+	for _, gen := range []string{"r0715-c2a3b9ce5", "r0817-481156139"} {
+		for point, landed := range points {
+			t.Run(gen+"/"+point, func(t *testing.T) {
+				t.Parallel()
+				home := fixtureHome(t, gen)
+				runToFault(t, home, point, args)
+				assertIntegrity(t, home+"/state.db")
+				want := "before"
+				if landed {
+					want = "archive--7d"
+				}
+				compareDump(t, dumpHygiene(t, home, false), loadHygieneExpected(t, gen, want, false))
+				js := journals(t, home)
+				if len(js) != 1 {
+					t.Fatalf("%d journals, want 1 (written inside the transaction)", len(js))
+				}
+				code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
+				if code != ExitOK || landed == strings.Contains(stdout, "nothing to change") {
+					t.Fatalf("undo: exit %d\n%s\n%s", code, stdout, stderr)
+				}
+				compareDump(t, dumpHygiene(t, home, false), loadHygieneExpected(t, gen, "before", false))
+				if code, _, stderr = runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, args...)...); code != ExitOK {
+					t.Fatalf("re-run: exit %d: %s", code, stderr)
+				}
+				compareDump(t, dumpHygiene(t, home, false), loadHygieneExpected(t, gen, "archive--7d", false))
+			})
+		}
+	}
+}
+
+// TestCrashEntriesPrune kills entries prune --apply at every fault point of its routing
+// write — sessions.json's atomic replace on a json-primary home (r0418); on a db-primary home
+// (r0817) the sessions.json mirror's replace inside the gateway_routing transaction, and the
+// commit — with TestCrashFaultPoints' checks (each store whole, before or after; the journal
+// there; check clean; undo back to the untouched home); the same command then runs to the
+// runtime's own result.
+func TestCrashEntriesPrune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests skipped in -short mode")
+	}
+	t.Parallel()
+	groups := []faultGroup{
+		{"json-primary", "r0418-cb4addaca", "entries-prune", []string{"entries", "prune", "--older-than", "2m", "--apply"}, "entries-prune--2m-boundary", map[string]string{
+			sessionsjson.FaultAfterTempWrite: killedUntouched,
+			sessionsjson.FaultAfterTempSync:  killedUntouched,
+			sessionsjson.FaultAfterRename:    killedApplied,
+		}},
+		{"db-primary", "r0817-481156139", "entries-prune", []string{"entries", "prune", "--older-than", "2d", "--apply"}, "entries-prune--2d", map[string]string{
+			sessionsjson.FaultAfterTempWrite: killedUntouched,
+			sessionsjson.FaultAfterTempSync:  killedUntouched,
+			sessionsjson.FaultAfterRename:    killedMirrorAhead,
+			statedb.FaultBeforeCommit:        killedMirrorAhead,
+			statedb.FaultAfterCommit:         killedApplied,
+		}},
+	}
+	for _, g := range groups {
+		t.Run(g.home, func(t *testing.T) {
+			t.Parallel()
+			before := imageOf(t, fixtureHome(t, g.gen))
+			refHome := fixtureHome(t, g.gen)
+			if code, _, stderr := runCLI(t, append([]string{"--home", refHome, "--now", fixtureNow}, g.args...)...); code != ExitOK {
+				t.Fatalf("reference run: exit %d: %s", code, stderr)
+			}
+			compareDump(t, dumpHygiene(t, refHome, false), loadHygieneExpected(t, g.gen, g.expected, false))
+			after := imageOf(t, refHome)
+			for point, want := range g.points {
+				t.Run(point, func(t *testing.T) {
+					t.Parallel()
+					home := faultCase(t, g, point, want, before, after)
+					if code, _, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, g.args...)...); code != ExitOK {
+						t.Fatalf("re-run: exit %d: %s", code, stderr)
+					}
+					assertSameImage(t, "re-run", imageOf(t, home), after)
+				})
+			}
+		})
+	}
 }

@@ -15,17 +15,23 @@ func pruneCommand() *cli.Command {
 		Usage:     "delete ended sessions older than D with their messages and transcript files (the runtime's prune_sessions; undoable)",
 		ArgsUsage: "[D with --never-active]",
 		UsageText: "sessionctl prune --older-than 180d --source cli --apply\nsessionctl prune --never-active 60d",
-		Flags: dbRepairFlags(forceFlag("with --never-active, delete gateway_routing rows even while a gateway runs (it will likely write them back)"),
+		Flags: dbRepairFlags(append([]cli.Flag{forceFlag("with --never-active, delete gateway_routing rows even while a gateway runs (it will likely write them back)"),
 			&cli.StringFlag{Name: "older-than", Value: formatAge(statedb.DefaultRetention), Usage: "sessions older than `D` by the generation's age rule (with a unit: s, m, h, d or w)"},
 			&cli.StringFlag{Name: "source", Usage: "only sessions of source `S` (cli, tui, telegram, …)"},
-			&cli.BoolFlag{Name: "never-active", Usage: "instead, open keyed sessions that never had a turn, started over D ago (default 30d), with their gateway_routing rows (r0817)"}),
+			&cli.BoolFlag{Name: "never-active", Usage: "instead, open keyed sessions that never had a turn, started over D ago (default 30d), with their gateway_routing rows (r0817)"}},
+			filterFlags()...)...),
 		Action: runPrune,
 	}
 }
 
 func runPrune(c *cli.Context) error {
 	never := c.Bool("never-active")
+	filters, _, err := filterArgs(c)
 	switch {
+	case err != nil:
+		return err
+	case never && len(filters) > 0:
+		return usagef("--never-active takes no filter (prune_never_active_keyed_sessions has none)")
 	case c.NArg() > 0 && (!never || c.NArg() > 1 || c.IsSet("older-than")):
 		return usagef("prune takes no arguments (but the age D of --never-active D)")
 	case c.IsSet("source") && (never || c.String("source") == ""):
@@ -44,7 +50,7 @@ func runPrune(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
-	out, sum, err := repair.Retention(c.Context, r, repair.RetentionOptions{OlderThan: older, Source: c.String("source"), NeverActive: never})
+	out, sum, err := repair.Retention(c.Context, r, repair.RetentionOptions{OlderThan: older, Source: c.String("source"), NeverActive: never, Filters: filters})
 	if err != nil {
 		return err
 	}
@@ -54,4 +60,36 @@ func runPrune(c *cli.Context) error {
 		fmt.Fprintln(o.stdout, sum.Text())
 	}
 	return report(o, r.H, res)
+}
+
+// filterFlags are the flags of the runtime's prune filters (statedb.PruneFilterTable).
+func filterFlags() []cli.Flag {
+	out := make([]cli.Flag, len(statedb.PruneFilterTable))
+	for i, f := range statedb.PruneFilterTable {
+		out[i] = &cli.StringFlag{Name: f.Flag(), Usage: f.Usage}
+	}
+	return out
+}
+
+// filterArgs reads the prune filters given (a time as D before now as well); replaces reports
+// whether one of them replaces the --older-than bound, which is then not to be given.
+func filterArgs(c *cli.Context) (args []statedb.FilterArg, replaces bool, err error) {
+	for _, f := range statedb.PruneFilterTable {
+		if !c.IsSet(f.Flag()) {
+			continue
+		}
+		v := c.String(f.Flag())
+		a, err := statedb.ParseFilterArg(f.Name, v)
+		if age, aerr := parseAge(v); f.Kind == statedb.FilterTime && aerr == nil {
+			a, err = statedb.RelativeFilterArg(f.Name, v, age)
+		}
+		if err != nil {
+			return nil, false, usage(err)
+		}
+		args, replaces = append(args, a), replaces || f.ReplacesAge
+	}
+	if replaces && c.IsSet("older-than") {
+		return nil, false, usagef("--older-than: a --started-before or --last-active-before filter replaces it (as in the runtime): give one of them")
+	}
+	return args, replaces, nil
 }

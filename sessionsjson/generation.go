@@ -164,6 +164,22 @@ const (
 	PruneByInactivity
 )
 
+// PruneFilterSet is which keyword filters a generation's _prune_filter_where has.
+type PruneFilterSet int
+
+// The generations' prune filter sets.
+const (
+	// PruneFiltersSource: prune_sessions(older_than_days, source) takes no other filter
+	// (cb4addaca … 52d0d671e).
+	PruneFiltersSource PruneFilterSet = iota
+	// PruneFiltersV21: _prune_filter_where's keyword filters (040a5e30d, 2026-07-05), the
+	// LIKE patterns unescaped (r0715 at c2a3b9ce5, and the v22–v25 builds).
+	PruneFiltersV21
+	// PruneFiltersV26: the same, with last_active_before/after (a228b8150) and every LIKE
+	// pattern escaped with ESCAPE '\' (1d2dabce5, 4bab91944; r0817 at 481156139).
+	PruneFiltersV26
+)
+
 // Maintenance is a generation's start-up maintenance of state.db beyond the latched repairs:
 // maybe_auto_prune_and_vacuum at gateway start and at CLI start, when config.yaml's
 // sessions.auto_prune is true.
@@ -197,6 +213,9 @@ type Maintenance struct {
 	// sessions_dir), which deletes open keyed rows that never had a turn and the
 	// gateway_routing rows naming them (174ce8770; r0817): prune --never-active.
 	NeverActivePrune bool
+	// PruneFilters is which keyword filters the generation's prune_sessions and
+	// archive_sessions take beyond source (_prune_filter_where; statedb.PruneFilterTable).
+	PruneFilters PruneFilterSet
 	// Defaults are the sessions: defaults of the generation's DEFAULT_CONFIG
 	// (hermes_cli/config.py; hermes_cli/config_defaults.py at 481156139).
 	Defaults SessionsConfig
@@ -329,17 +348,19 @@ var generations = []generationRow{
 	{19, 21, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
 		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
 		r.GatewayRouting, r.Recovery, r.Maintenance.ArchiveSessions = true, RecoveryV21, true
+		r.Maintenance.PruneFilters = PruneFiltersV21 // 040a5e30d
 	})},
 	// v22 eb6aa0360 (07-16), v23 9acc4b47f, v24 c2088efe9/53a5983af, v25 7d066c3c5 (08-03):
 	// builds that lived days each; their routing rules changed inside the range.
 	{22, 23, 23, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
 		r.Fields, r.GatewayRouting, r.Recovery, r.Maintenance.ArchiveSessions = fieldsR0817, true, RecoveryV21, true
+		r.Maintenance.PruneFilters = PruneFiltersV21
 	})},
 	{24, 25, 25, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
 		r.Fields, r.Tip, r.GatewayRouting, r.Recovery = fieldsR0817, TipV24, true, RecoveryV21 // the ranking and fences changed inside v25
-		r.Maintenance.ArchiveSessions = true
+		r.Maintenance.ArchiveSessions, r.Maintenance.PruneFilters = true, PruneFiltersV21
 	})},
 	{26, 26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
 		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
@@ -349,6 +370,7 @@ var generations = []generationRow{
 		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                                    // a228b8150, bd856a02f
 		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, FTSOptimizeV26                     // 9cf4fe551, f13f84511
 		r.Maintenance.ArchiveSessions, r.Maintenance.ArchiveStale, r.Maintenance.NeverActivePrune = true, true, true // 040a5e30d, f16b80362, 174ce8770
+		r.Maintenance.PruneFilters = PruneFiltersV26                                                                 // a228b8150, 1d2dabce5
 	})},
 }
 

@@ -20,11 +20,12 @@ type Archiving struct {
 
 // ArchiveOlder is SessionDB.archive_sessions(older_than_days, source): the sessions
 // list_prune_candidates selects with archived=False — prune's predicate (Retention: ended,
-// older than the cutoff by the generation's age rule, of the source) and `s.archived = 0`
+// older than the cutoff by the generation's age rule, of the source, with its keyword
+// filters) and `s.archived = 0`
 // (hermes_state.py archive_sessions, 040a5e30d; at c2a3b9ce5 and 481156139).
 func ArchiveOlder(r Retention) Archiving {
 	where, args := r.predicate()
-	return Archiving{Value: true, where: where + " AND s.archived = 0", args: args, cols: []string{"archived"}}
+	return Archiving{Value: true, where: where + " AND s.archived = 0", args: args, cols: append([]string{"archived"}, r.columns()...)}
 }
 
 // ArchiveIdle is r0817's SessionDB.archive_stale_sessions(idle_days, exclude_pinned=True):

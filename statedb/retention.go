@@ -29,6 +29,30 @@ type Retention struct {
 	// deletes instead (neverActiveWhere; Age and Source are not read), and with the sessions
 	// every gateway_routing row, of any scope, whose entry names one of them.
 	NeverActive bool
+	// Filters are _prune_filter_where's keyword filters given (resolved to instants), ANDed
+	// with the rest as the generation's filter set FilterSet builds them; one that
+	// ReplacesAge drops the Cutoff bound, as the runtime drops older_than_days.
+	Filters   []FilterArg
+	FilterSet sessionsjson.PruneFilterSet
+}
+
+// AgeReplaced reports whether a filter given replaces the Cutoff bound.
+func (r Retention) AgeReplaced() bool {
+	for _, a := range r.Filters {
+		if a.Filter.ReplacesAge {
+			return true
+		}
+	}
+	return false
+}
+
+// columns lists the sessions columns the filters read.
+func (r Retention) columns() []string {
+	var out []string
+	for _, a := range r.Filters {
+		out = append(out, a.Filter.Columns...)
+	}
+	return out
 }
 
 // neverActiveWhere is list_never_active_keyed_sessions' selection: open keyed rows with no
@@ -48,18 +72,27 @@ const routingNaming = `(CASE WHEN json_valid(o.entry_json) THEN json_extract(o.e
 
 // predicate is _prune_filter_where's clause for the session alias s and its arguments:
 // `s.ended_at IS NOT NULL`, the age (ageExpr: started_at up to c2a3b9ce5, the latest
-// message else started_at at 481156139, a228b8150), then `s.source = ?`
-// (hermes_state.py prune_sessions at cb4addaca, 3b750715a, 3914089d5, 52d0d671e;
-// _prune_filter_where at c2a3b9ce5 and 481156139).
+// message else started_at at 481156139, a228b8150) unless a filter replaces it, then
+// `s.source = ?`, then the keyword filters (hermes_state.py prune_sessions at cb4addaca,
+// 3b750715a, 3914089d5, 52d0d671e; _prune_filter_where at c2a3b9ce5 and 481156139).
 func (r Retention) predicate() (string, []any) {
 	if r.NeverActive {
 		return neverActiveWhere, []any{r.Cutoff}
 	}
-	where := "s.ended_at IS NOT NULL AND " + ageExpr[r.Age] + " < ?"
-	args := []any{r.Cutoff}
+	where, args := "s.ended_at IS NOT NULL", []any(nil)
+	if !r.AgeReplaced() {
+		where += " AND " + ageExpr[r.Age] + " < ?"
+		args = append(args, r.Cutoff)
+	}
 	if r.Source != "" {
 		where += " AND s.source = ?"
 		args = append(args, r.Source)
+	}
+	for _, a := range r.Filters {
+		if clause, more := filterClause(a, r.FilterSet); clause != "" {
+			where += " AND " + clause
+			args = append(args, more...)
+		}
 	}
 	return where, args
 }
@@ -88,6 +121,9 @@ func (c RetentionCandidate) Skipped() bool { return c.LiveLock != nil || c.LiveL
 func (db *DB) RetentionCandidates(ctx context.Context, now float64, r Retention) ([]RetentionCandidate, error) {
 	const op = "prune candidates"
 	if err := db.requireTable(op, "messages"); err != nil {
+		return nil, err
+	}
+	if err := db.requireSessionColumns(op, r.columns()...); err != nil {
 		return nil, err
 	}
 	sizes, err := messageSizeExpr(ctx, db.sql)

@@ -402,3 +402,25 @@ func writeStore(ctx context.Context, tx *sql.Tx, tables []storeTable, dir RowSto
 	}
 	return total + n, nil
 }
+
+// RowStoreHolds reports whether the row store at path (opened read-only) holds rows of the
+// state.db table: an undo that writes gateway_routing rows is a routing-index write.
+func RowStoreHolds(ctx context.Context, path, table string) (bool, error) {
+	sqldb, err := sql.Open("sqlite", uriFor(path, "ro"))
+	if err != nil {
+		return false, fmt.Errorf("open row store: %w", err)
+	}
+	defer sqldb.Close()
+	var listed bool
+	if err := sqldb.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM sessionctl_tables WHERE name = ?)", table).Scan(&listed); err != nil {
+		return false, fmt.Errorf("read row store %s: %w", path, err)
+	}
+	if !listed {
+		return false, nil
+	}
+	var holds bool
+	if err := sqldb.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+quoteIdent(table)+")").Scan(&holds); err != nil {
+		return false, fmt.Errorf("read row store %s: %w", path, err)
+	}
+	return holds, nil
+}

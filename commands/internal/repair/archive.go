@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -27,6 +28,8 @@ type ArchiveOptions struct {
 	Age    float64 // D in seconds (ArchiveOlder, ArchiveIdle)
 	Source string  // ArchiveOlder: only this source ("" for all)
 	IDs    []string
+	// Filters (ArchiveOlder) are the runtime's _prune_filter_where keyword filters given.
+	Filters []statedb.FilterArg
 }
 
 // ArchiveSummary is data.archive: what the run selects and what it changes.
@@ -41,6 +44,10 @@ type ArchiveSummary struct {
 	Matched int `json:"matched"`
 	// Rows are the lineage rows whose archived changes (or would).
 	Rows int `json:"rows"`
+	// Filters (older_than) are the keyword filters given, by the runtime's name, with the
+	// value bound; Cutoff is null when one replaces the age bound.
+	Filters    map[string]any `json:"filters"`
+	filterText string
 }
 
 // Text is the one-line summary of the plan or the run.
@@ -51,7 +58,9 @@ func (s ArchiveSummary) Text() string {
 	}
 	by := ""
 	if s.Cutoff != nil {
-		by = fmt.Sprintf(" (%s before %s)", s.AgeRule, instant(*s.Cutoff))
+		by = fmt.Sprintf(" (%s before %s%s)", s.AgeRule, instant(*s.Cutoff), s.filterText)
+	} else if s.filterText != "" {
+		by = " (" + strings.TrimPrefix(s.filterText, "; ") + ")"
 	}
 	return fmt.Sprintf("%s%s: %d session(s) selected, %d row(s) of their lineages change", verb, by, s.Matched, s.Rows)
 }
@@ -79,8 +88,15 @@ func archiving(h *home.Home, o ArchiveOptions) (statedb.Archiving, ArchiveSummar
 	if !m.ArchiveSessions {
 		return statedb.Archiving{}, ArchiveSummary{}, missing("archive_sessions", "the bulk archive arrived with 040a5e30d, r0715")
 	}
-	ret := statedb.Retention{Cutoff: now - o.Age, Age: m.Age, Source: o.Source}
-	sum := ArchiveSummary{Mode: ArchiveOlder, Archived: true, Cutoff: &ret.Cutoff, AgeRule: ageRule(m.Age)}
+	filters, err := resolveFilters(h, o.Filters)
+	if err != nil {
+		return statedb.Archiving{}, ArchiveSummary{}, err
+	}
+	ret := statedb.Retention{Cutoff: now - o.Age, Age: m.Age, Source: o.Source, Filters: filters.args, FilterSet: m.PruneFilters}
+	sum := ArchiveSummary{Mode: ArchiveOlder, Archived: true, AgeRule: ageRule(m.Age), Filters: filters.values, filterText: filters.text}
+	if !ret.AgeReplaced() {
+		sum.Cutoff = &ret.Cutoff
+	}
 	if o.Source != "" {
 		sum.Source = &o.Source
 	}

@@ -26,12 +26,16 @@ type RetentionOptions struct {
 	OlderThan   float64
 	Source      string
 	NeverActive bool
+	// Filters are the runtime's _prune_filter_where keyword filters given (a time given as
+	// an age is resolved at the run's clock).
+	Filters []statedb.FilterArg
 }
 
 // RetentionSummary is data.prune: what the prune selects (the plan) or deleted (applied).
 type RetentionSummary struct {
-	OlderThan    float64  `json:"older_than_seconds"`
-	Cutoff       float64  `json:"cutoff"`
+	OlderThan float64 `json:"older_than_seconds"`
+	// Cutoff is null when a filter replaces the age bound (started_before, last_active_before).
+	Cutoff       *float64 `json:"cutoff"`
 	AgeRule      string   `json:"age_rule"` // started_at, or last_activity (r0817)
 	Source       *string  `json:"source"`
 	RemovesFiles bool     `json:"removes_files"` // the generation's prune removes transcript files
@@ -48,6 +52,10 @@ type RetentionSummary struct {
 	// naming its sessions, which go with them.
 	NeverActive bool `json:"never_active"`
 	Routing     int  `json:"routing_rows"`
+	// Filters are the keyword filters given, by the runtime's name, with the value bound
+	// (an instant for a time; null for archived=any).
+	Filters    map[string]any `json:"filters"`
+	filterText string
 }
 
 // Retention plans, and when applying performs, prune --older-than D [--source S]: the
@@ -59,20 +67,27 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 		return Outcome{}, RetentionSummary{}, err
 	}
 	rules := r.H.Rules.Maintenance
-	ret := statedb.Retention{Cutoff: r.H.Opts.Clock.Unix - o.OlderThan, Age: rules.Age, Source: o.Source, NeverActive: o.NeverActive}
-	sum := RetentionSummary{OlderThan: o.OlderThan, Cutoff: ret.Cutoff, AgeRule: ageRule(rules.Age), RemovesFiles: rules.PruneFiles, NeverActive: o.NeverActive}
+	ret := statedb.Retention{Cutoff: r.H.Opts.Clock.Unix - o.OlderThan, Age: rules.Age, Source: o.Source, NeverActive: o.NeverActive, FilterSet: rules.PruneFilters}
+	sum := RetentionSummary{OlderThan: o.OlderThan, AgeRule: ageRule(rules.Age), RemovesFiles: rules.PruneFiles, NeverActive: o.NeverActive}
 	if o.Source != "" {
 		sum.Source = &o.Source
 	}
 	if o.NeverActive {
 		sum.AgeRule = ageRule(sessionsjson.PruneByStart)
 	}
+	filters, err := resolveFilters(r.H, o.Filters)
+	if err != nil {
+		return Outcome{}, sum, err
+	}
+	ret.Filters, sum.Filters, sum.filterText = filters.args, filters.values, filters.text
+	if !ret.AgeReplaced() {
+		sum.Cutoff = &ret.Cutoff
+	}
 	if err := r.checkRetention(ctx, o); err != nil {
 		return Outcome{}, sum, err
 	}
 	var notes []check.Finding
 	if r.Apply {
-		var err error
 		if notes, err = r.removeOrphanRowStores(ctx); err != nil {
 			return Outcome{}, sum, err
 		}
@@ -205,8 +220,16 @@ func (s RetentionSummary) Text() string {
 	if s.Oldest != nil {
 		span = fmt.Sprintf(", oldest %s, newest %s", instant(*s.Oldest), instant(*s.Newest))
 	}
-	return fmt.Sprintf("prune (age by %s, cutoff %s): %d session(s), %d message(s) (%d bytes), %d transcript file(s) (%d bytes), %d child(ren) orphaned, %d skipped%s",
-		s.AgeRule, instant(s.Cutoff), s.Sessions, s.Messages, s.MessageBytes, s.Files, s.FileBytes, s.Orphaned, s.Skipped, span)
+	return fmt.Sprintf("prune (age by %s, %s%s): %d session(s), %d message(s) (%d bytes), %d transcript file(s) (%d bytes), %d child(ren) orphaned, %d skipped%s",
+		s.AgeRule, cutoffText(s.Cutoff), s.filterText, s.Sessions, s.Messages, s.MessageBytes, s.Files, s.FileBytes, s.Orphaned, s.Skipped, span)
+}
+
+// cutoffText names the age bound, or says a filter replaced it.
+func cutoffText(cutoff *float64) string {
+	if cutoff == nil {
+		return "no cutoff: a filter replaces it"
+	}
+	return "cutoff " + instant(*cutoff)
 }
 
 // instant writes Unix seconds as RFC 3339 UTC with microseconds.

@@ -44,8 +44,12 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if !r.Apply || (len(res.Changes) == 0 && len(duplicates) == 0) {
 		return res, nil
 	}
-	if moves := rowsWrite(inv.Rows).routing; len(inv.Routing) > 0 || moves {
-		if err := r.routingWritable(ctx, moves && len(inv.Routing) == 0); err != nil {
+	routing, err := writesRouting(ctx, inv)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if routing {
+		if err := r.routingWritable(ctx, rowsWrite(inv.Rows).routing && len(inv.Routing) == 0); err != nil {
 			return Outcome{}, err
 		}
 	} else if err := r.CheckWritable(); err != nil {
@@ -92,6 +96,29 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (run the same undo again to finish it)", err)}
 	}
 	return res, nil
+}
+
+// writesRouting reports whether applying inv writes the routing index: routing entries, or
+// gateway_routing rows among its row images or in its row store (the undo of prune
+// --never-active). A gateway rewrites its routing rows from memory, so such an undo is
+// refused while one runs, as every routing write is.
+func writesRouting(ctx context.Context, inv *journal.Journal) (bool, error) {
+	if len(inv.Routing) > 0 {
+		return true, nil
+	}
+	for _, row := range inv.Rows {
+		if row.Table == home.StoreGatewayRouting {
+			return true, nil
+		}
+	}
+	if inv.RowStore == "" {
+		return false, nil
+	}
+	holds, err := statedb.RowStoreHolds(ctx, inv.RowStore, home.StoreGatewayRouting)
+	if err != nil {
+		return false, failure.Mark(failure.Data, err)
+	}
+	return holds, nil
 }
 
 // absPath is path made absolute (as given when that fails): how an undo journal names the

@@ -94,7 +94,8 @@ func DefaultBackupDir(h sessionsjson.Home) string { return filepath.Join(h.ToolD
 // gateway runs too), sessions.json and the counts file, with opts.Transcripts the sessions
 // directory's other files, and the manifest. It is written in a temporary directory, synced
 // and renamed into place. With opts.Keep, the oldest backups sessionctl wrote there beyond
-// the newest Keep are removed (under sessionctl's lock). h is opened for home.Database.
+// the newest Keep are removed, under sessionctl's lock, taken before the backup is written (so
+// a refused run writes none). h is opened for home.Database.
 func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outcome, *BackupData, error) {
 	parent := opts.To
 	if parent == "" {
@@ -107,6 +108,13 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 	set, err := backupSet(h.Opts.Home, opts.Transcripts)
 	if err != nil {
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, err)
+	}
+	if opts.Keep > 0 { // the rotation's lock, taken first: a refused run writes no backup
+		release, err := home.Lock(ctx, h.Opts)
+		if err != nil {
+			return repair.Outcome{}, nil, err
+		}
+		defer func() { _ = release() }()
 	}
 	if err := makeParent(h.Opts.Home, parent); err != nil {
 		return repair.Outcome{}, nil, err
@@ -129,7 +137,7 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 	out := repair.Outcome{Applied: true, Changes: []repair.Change{{Store: "backup", Target: d.Backup, Op: "write backup",
 		After: map[string]int64{"files": int64(len(d.Manifest.Files)), "bytes": bytes}}}}
 	if opts.Keep > 0 {
-		removed, findings, err := rotate(ctx, h.Opts, parent, opts.Keep)
+		removed, findings, err := rotate(parent, opts.Keep)
 		d.Removed = append(d.Removed, removed...)
 		out.Findings = append(out.Findings, findings...)
 		for _, r := range removed {
@@ -431,15 +439,11 @@ type backupDir struct {
 	m       *Manifest
 }
 
-// rotate removes, under sessionctl's lock, the oldest backups in parent beyond the newest
-// keep: only directories whose manifest sessionctl wrote (kind backup). A backup directory
-// holding anything its manifest does not list keeps that (and is reported).
-func rotate(ctx context.Context, o home.Options, parent string, keep int) ([]string, []check.Finding, error) {
-	release, err := home.Lock(ctx, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release()
+// rotate removes the oldest backups in parent beyond the newest keep, with sessionctl's lock
+// held (Backup takes it before the backup): only directories whose manifest sessionctl wrote
+// (kind backup). A backup directory holding anything its manifest does not list keeps that
+// (and is reported).
+func rotate(parent string, keep int) ([]string, []check.Finding, error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return nil, nil, failure.Mark(failure.Data, err)
