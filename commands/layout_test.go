@@ -58,7 +58,7 @@ func TestEngineHasNoFace(t *testing.T) {
 
 // faceLineBudget bounds the CLI face (this package's non-test files): what grows past it is
 // engine work that belongs under commands/internal.
-const faceLineBudget = 3010 // 2500 until issue 20 added prune, archive, entries prune, space, fts rebuild, holders, compact, backup, restore and maintain's hygiene steps (docs/decisions.md)
+const faceLineBudget = 3031 // 2500 until issue 20 added prune, archive, entries prune, space, fts rebuild, holders, compact, backup, restore and maintain's hygiene steps (docs/decisions.md); 3010 until issue 21 streamed the lists (--format, the sessions filters)
 
 // TestFaceStaysThin: the face is under its line budget.
 func TestFaceStaysThin(t *testing.T) {
