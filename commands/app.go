@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/sessionctl/sessionctl/commands/internal/complete"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/sessionctl/sessionctl/commands/internal/metrics"
 	"github.com/urfave/cli/v2"
 )
@@ -45,8 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, s setting
 	if !isReported(err) {
 		fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(err))
 	}
-	if !state.emitted && jsonRequested(args) {
-		if werr := emitErrorEnvelope(app, args, state, err, code); werr != nil {
+	if format := listout.Requested(args[1:]); !state.emitted && format != "" {
+		if werr := emitErrorEnvelope(app, args, state, err, code, format); werr != nil {
 			fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(werr))
 		}
 	}

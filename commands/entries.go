@@ -1,9 +1,6 @@
 package commands
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +8,7 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
@@ -33,6 +31,7 @@ func entriesCommand() *cli.Command {
 					&cli.StringFlag{Name: "platform", Usage: "only entries of platform `P`"},
 					&cli.BoolFlag{Name: "stale", Usage: "only resume markers older than the 1 h freshness window"},
 					&cli.IntFlag{Name: "limit", Usage: "show at most `N` entries (0: all)"},
+					formatFlag(),
 				},
 				Action: runEntriesList,
 			},
@@ -71,10 +70,16 @@ func runEntriesList(c *cli.Context) error {
 	if f.Limit < 0 {
 		return usagef("--limit must be 0 or more")
 	}
-	return listEntries(c, o, f)
+	format, err := listFormat(c, o)
+	if err != nil {
+		return err
+	}
+	return listEntries(c, o, f, format)
 }
 
-func listEntries(c *cli.Context, o *options, f home.EntryQuery) error {
+// listEntries writes the entries f selects in format. The table and CSV/TSV give the
+// findings about the routing index on stderr (the table on stdout, before it).
+func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.Format) error {
 	h, err := home.Open(c.Context, o.Options, home.Read)
 	if err != nil {
 		return err
@@ -86,81 +91,32 @@ func listEntries(c *cli.Context, o *options, f home.EntryQuery) error {
 	}
 	list, total := h.SelectEntries(rows, f)
 	findings := check.Scope(h)
-	if o.json {
-		env := newEnvelope(h, o, result{findings: findings})
-		return emitJSONList(o, env, "entries", list, map[string]any{"total": total, "source": h.Routing.Source.String()})
-	}
-	if o.quiet {
+	switch {
+	case format == listout.Table && o.quiet:
 		return nil
+	case format == listout.Table:
+		printFindings(o, findings)
+		fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
+	case format != listout.JSON && format != listout.NDJSON:
+		printFindings(&options{stdout: o.stderr}, findings)
 	}
-	printFindings(o, findings)
-	return printEntries(o, h, list, total)
-}
-
-// emitJSONList writes the envelope with data = {field: items, …rest} exactly as emitJSON
-// would, but encodes the items one at a time into the output rather than building the whole
-// document (tens of megabytes for a large routing index) in memory first.
-func emitJSONList[T any](o *options, env envelope, field string, items []T, rest map[string]any) error {
-	data := map[string]any{field: json.RawMessage(streamMarker)}
-	for k, val := range rest {
-		data[k] = val
-	}
-	env.Data = data
-	prefix, suffix, err := envelopeAround(env)
+	now := o.Clock.NaiveLocalMicros(time.Local)
+	out, err := startList(c, o, format, newEnvelope(h, o, result{findings: findings}), listout.Spec[home.EntryRow]{Field: "entries", Indented: true,
+		Table: tableOf("KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"), Cells: func(r home.EntryRow) []string {
+			return []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, h.Entry(r.Key).UpdatedAt.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)}
+		}})
 	if err != nil {
 		return err
 	}
-	o.state.emitted = true
-	w := bufio.NewWriterSize(o.stdout, 64<<10)
-	w.Write(prefix)
-	if err := writeIndentedItems(w, items); err != nil {
-		return err
-	}
-	w.Write(suffix)
-	return w.Flush()
-}
-
-// writeIndentedItems writes items as the JSON array at data.<field>, indented as
-// encodeEnvelope indents it there.
-func writeIndentedItems[T any](w *bufio.Writer, items []T) error {
-	if len(items) == 0 {
-		_, err := w.WriteString("[]")
-		return err
-	}
-	const itemIndent = "      " // data (1) → field (2) → item (3 levels of two spaces)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent(itemIndent, "  ")
-	w.WriteString("[")
-	for i, item := range items {
-		buf.Reset()
-		if err := enc.Encode(item); err != nil {
-			return fmt.Errorf("encode JSON: %w", err)
-		}
-		if i > 0 {
-			w.WriteString(",")
-		}
-		w.WriteString("\n" + itemIndent)
-		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	}
-	_, err := w.WriteString("\n    ]")
-	return err
-}
-
-func printEntries(o *options, h *home.Home, list []home.EntryRow, total int) error {
-	now := o.Clock.NaiveLocalMicros(time.Local)
-	rows := make([][]string, 0, len(list))
 	for _, r := range list {
-		e := h.Entry(r.Key)
-		rows = append(rows, []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, e.UpdatedAt.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)})
+		if err = out.Add(r); err != nil {
+			break
+		}
 	}
-	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
-	if err := renderTable(o.stdout, []string{"KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"}, rows); err != nil {
-		return err
+	if err = out.End(err, map[string]any{"total": total, "source": h.Routing.Source.String()}); err == nil && format == listout.Table {
+		noteLimit(o, len(list), total)
 	}
-	noteLimit(o, len(list), total)
-	return nil
+	return err
 }
 
 func entryFlags(h *home.Home, r home.EntryRow) string {

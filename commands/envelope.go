@@ -1,15 +1,11 @@
 package commands
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"sort"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 )
 
@@ -31,10 +27,11 @@ type envelope struct {
 	Changes        []repair.Change   `json:"changes"`
 	Journal        *string           `json:"journal"`
 	Journals       []string          `json:"journals"`
-	Error          *errorJSON        `json:"error"`
-	ExitCode       int               `json:"exit_code"`
 	Version        string            `json:"version"`
 	Data           any               `json:"data"`
+	// Error and ExitCode come last: a list streamed into data learns them at its end.
+	Error    *errorJSON `json:"error"`
+	ExitCode int        `json:"exit_code"`
 }
 
 // errorJSON is the envelope's error: what ended the run, null on success.
@@ -133,7 +130,7 @@ func orEmpty[T any](s []T) []T {
 
 // emitJSON writes the envelope as one indented JSON document.
 func emitJSON(o *options, env envelope) error {
-	data, err := encodeEnvelope(env)
+	data, err := listout.Encode(env, true)
 	if err != nil {
 		return err
 	}
@@ -142,93 +139,7 @@ func emitJSON(o *options, env envelope) error {
 	return err
 }
 
-// encodeEnvelope encodes the envelope indented, without HTML escaping.
-func encodeEnvelope(env envelope) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(env); err != nil {
-		return nil, fmt.Errorf("encode JSON: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
 // formatInstant renders Unix microseconds as RFC 3339 UTC with microseconds.
 func formatInstant(micros int64) string {
 	return time.UnixMicro(micros).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
-}
-
-// streamMarker stands in for data while the envelope is encoded, so that a long list can
-// be streamed into its place instead of being held in memory.
-const streamMarker = `"\u0000stream\u0000"`
-
-// envelopeAround encodes env, whose data holds streamMarker, and returns the text before and
-// after the marker.
-func envelopeAround(env envelope) (prefix, suffix []byte, err error) {
-	head, err := encodeEnvelope(env)
-	if err != nil {
-		return nil, nil, err
-	}
-	prefix, suffix, ok := bytes.Cut(head, []byte(streamMarker))
-	if !ok {
-		return nil, nil, fmt.Errorf("encode JSON: stream marker lost")
-	}
-	return prefix, suffix, nil
-}
-
-// emitJSONStream writes the envelope with data = {"<field>": [items…], …rest}, calling each
-// to produce the items one at a time (each item is encoded as soon as it is given), then rest
-// (nil: none) for the members that follow the list, such as a total counted while streaming.
-func emitJSONStream(o *options, env envelope, field string, each func(emit func(any) error) error, rest func() (map[string]any, error)) error {
-	env.Data = json.RawMessage(streamMarker)
-	prefix, suffix, err := envelopeAround(env)
-	if err != nil {
-		return err
-	}
-	o.state.emitted = true
-	w := bufio.NewWriterSize(o.stdout, 64<<10)
-	fmt.Fprintf(w, "%s{\n    %q: [", prefix, field)
-	first := true
-	var buf bytes.Buffer
-	itemEnc := json.NewEncoder(&buf)
-	itemEnc.SetEscapeHTML(false)
-	err = each(func(item any) error {
-		sep := ",\n      "
-		if first {
-			sep, first = "\n      ", false
-		}
-		buf.Reset()
-		if err := itemEnc.Encode(item); err != nil {
-			return fmt.Errorf("encode JSON: %w", err)
-		}
-		w.WriteString(sep)
-		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteString("\n    ]")
-	if rest != nil {
-		members, err := rest()
-		if err != nil {
-			return err
-		}
-		keys := make([]string, 0, len(members))
-		for k := range members {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			val, err := json.Marshal(members[k])
-			if err != nil {
-				return fmt.Errorf("encode JSON: %w", err)
-			}
-			fmt.Fprintf(w, ",\n    %q: %s", k, val)
-		}
-	}
-	w.WriteString("\n  }")
-	w.Write(suffix)
-	return w.Flush()
 }

@@ -5,23 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
-
-// jsonRequested reports whether the command line asks for --json (before any "--").
-func jsonRequested(args []string) bool {
-	for _, a := range args[1:] {
-		if a == "--" {
-			return false
-		}
-		if name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "json" {
-			return value == "" || value == "true" || value == "1"
-		}
-	}
-	return false
-}
 
 // commandName is the command path of args (after the global flags), "" when none.
 func commandName(app *cli.App, args []string) string {
@@ -41,7 +29,7 @@ func commandName(app *cli.App, args []string) string {
 
 // emitErrorEnvelope prints the envelope of a run that ended in err before printing one: the
 // error, and what an Incomplete run applied and where it is journaled.
-func emitErrorEnvelope(app *cli.App, args []string, state *runState, err error, code int) error {
+func emitErrorEnvelope(app *cli.App, args []string, state *runState, err error, code int, format listout.Format) error {
 	o := state.opts
 	if o == nil {
 		o = &options{stdout: app.Writer, stderr: app.ErrWriter, state: state}
@@ -55,6 +43,14 @@ func emitErrorEnvelope(app *cli.App, args []string, state *runState, err error, 
 		res.exitCode = code
 	}
 	env := newEnvelope(nil, o, res)
-	env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: oneLine(err)}
+	env.Error = errorFor(code, err)
+	if format == listout.NDJSON {
+		return listout.Line(o.stdout, env)
+	}
 	return emitJSON(o, env)
+}
+
+// errorFor is the envelope's error for a run that ended in err with code.
+func errorFor(code int, err error) *errorJSON {
+	return &errorJSON{Code: code, Kind: errorKind(code), Message: oneLine(err)}
 }

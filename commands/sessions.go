@@ -1,12 +1,15 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 	"github.com/urfave/cli/v2"
 )
@@ -29,6 +32,13 @@ func sessionsCommand() *cli.Command {
 					&cli.BoolFlag{Name: "orphans", Usage: "only orphaned compression continuations (finalize-orphans candidates)"},
 					&cli.BoolFlag{Name: "ghosts", Usage: "only empty TUI ghosts (prune-ghosts candidates)"},
 					&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` sessions (0: all)"},
+					&cli.StringFlag{Name: "since", Usage: "only sessions started at or after `T` (a time, or a duration ago: 7d)"},
+					&cli.StringFlag{Name: "until", Usage: "only sessions started before `T` (a time, or a duration ago: 7d)"},
+					&cli.StringFlag{Name: "title", Usage: "only sessions whose title contains `TEXT` (ASCII case-insensitive)"},
+					&cli.IntFlag{Name: "min-messages", Usage: "only sessions with at least `N` messages"},
+					&cli.StringFlag{Name: "sort", Value: "started", Usage: "order by `KEY`: started, ended, messages or id (newest, most first)"},
+					&cli.BoolFlag{Name: "reverse", Usage: "reverse the order (oldest, fewest first)"},
+					formatFlag(),
 				},
 				Action: runSessionsList,
 			},
@@ -47,24 +57,68 @@ func runSessionsList(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("sessions list takes no arguments")
 	}
-	f := home.SessionQuery{Source: c.String("source"), Open: c.Bool("open"), Ended: c.Bool("ended"),
-		Orphans: c.Bool("orphans"), Ghosts: c.Bool("ghosts"), Limit: c.Int("limit")}
-	if f.Limit < 0 {
-		return usagef("--limit must be 0 or more")
-	}
-	if f.Open && f.Ended {
-		return usagef("--open and --ended exclude each other")
-	}
 	o, err := loadOptions(c, "sessions list")
 	if err != nil {
 		return err
 	}
-	return listSessions(c, o, f)
+	f, err := sessionQuery(c, o)
+	if err != nil {
+		return err
+	}
+	format, err := listFormat(c, o)
+	if err != nil {
+		return err
+	}
+	return listSessions(c, o, f, format)
 }
 
-// openWithDB opens the home for a read that needs state.db.
-func openWithDB(c *cli.Context, o *options) (*home.Home, error) {
-	h, err := home.Open(c.Context, o.Options, home.Read)
+// sessionOrders are the values of sessions list --sort.
+var sessionOrders = map[string]statedb.SessionOrder{"started": statedb.OrderStarted, "ended": statedb.OrderEnded,
+	"messages": statedb.OrderMessages, "id": statedb.OrderID}
+
+// sessionQuery reads sessions list's filters.
+func sessionQuery(c *cli.Context, o *options) (home.SessionQuery, error) {
+	f := home.SessionQuery{Source: c.String("source"), Open: c.Bool("open"), Ended: c.Bool("ended"), Orphans: c.Bool("orphans"),
+		Ghosts: c.Bool("ghosts"), Title: c.String("title"), MinMessages: c.Int("min-messages"), Reverse: c.Bool("reverse"), Limit: c.Int("limit")}
+	order, ok := sessionOrders[c.String("sort")]
+	switch {
+	case f.Limit < 0 || f.MinMessages < 0:
+		return f, usagef("--limit and --min-messages must be 0 or more")
+	case f.Open && f.Ended:
+		return f, usagef("--open and --ended exclude each other")
+	case !ok:
+		return f, usagef("--sort %q: one of started, ended, messages, id", c.String("sort"))
+	}
+	f.Order = order
+	var err error
+	if f.Since, err = startBound(c, o, "since"); err != nil {
+		return f, err
+	}
+	f.Until, err = startBound(c, o, "until")
+	return f, err
+}
+
+// startBound reads --since or --until: a duration (7d: that long before now) or a time
+// (RFC 3339 or Unix seconds), as Unix seconds; nil when not given.
+func startBound(c *cli.Context, o *options, name string) (*float64, error) {
+	if !c.IsSet(name) {
+		return nil, nil
+	}
+	value := c.String(name)
+	if age, err := parseAge(value); err == nil {
+		t := o.Clock.Unix - age
+		return &t, nil
+	}
+	at, err := sessionsjson.ParseNow(value)
+	if err != nil {
+		return nil, usagef("--%s %q: neither a duration (7d, 12h) nor a time (RFC 3339 or Unix seconds)", name, value)
+	}
+	return &at.Unix, nil
+}
+
+// openWithDB opens the home for a read that needs state.db, with purpose.
+func openWithDB(c *cli.Context, o *options, purpose home.Purpose) (*home.Home, error) {
+	h, err := home.Open(c.Context, o.Options, purpose)
 	if err != nil {
 		return nil, err
 	}
@@ -75,43 +129,34 @@ func openWithDB(c *cli.Context, o *options) (*home.Home, error) {
 	return h, nil
 }
 
-func listSessions(c *cli.Context, o *options, f home.SessionQuery) error {
-	h, err := openWithDB(c, o)
-	if err != nil {
+// listSessions streams the sessions f selects in format; the routing index is not read.
+func listSessions(c *cli.Context, o *options, f home.SessionQuery, format listout.Format) error {
+	h, err := openWithDB(c, o, home.Database)
+	if err != nil || (format == listout.Table && o.quiet) {
 		return err
 	}
 	defer h.Close()
 	ctx := c.Context
-	if o.json {
-		shown := 0
-		return emitJSONStream(o, newEnvelope(h, o, result{}), "sessions", func(emit func(any) error) error {
-			return h.EachSession(ctx, f, func(s statedb.Session) error {
-				shown++
-				return emit(home.NewSessionRow(s))
-			})
-		}, func() (map[string]any, error) {
-			total, err := h.CountSessions(ctx, f, shown)
-			return map[string]any{"total": total}, err
-		})
-	}
-	if o.quiet {
-		return nil
-	}
-	var list []home.SessionRow
-	if err := h.EachSession(ctx, f, func(s statedb.Session) error {
-		list = append(list, home.NewSessionRow(s))
-		return nil
-	}); err != nil {
-		return err
-	}
-	total, err := h.CountSessions(ctx, f, len(list))
+	out, err := startList(c, o, format, newEnvelope(h, o, result{}), listout.Spec[home.SessionRow]{Field: "sessions",
+		Table: tableOf("ID", "SOURCE", "STARTED", "STATE", "MSGS", "PARENT", "TITLE"), Cells: func(s home.SessionRow) []string { return sessionCells(o, s) }})
 	if err != nil {
 		return err
 	}
-	if err := printSessions(o, list); err != nil {
+	shown, total := 0, 0
+	err = listout.Pipe(ctx, func(ctx context.Context, emit func(home.SessionRow) error) error {
+		return h.EachSession(ctx, f, func(s statedb.Session) error { return emit(home.NewSessionRow(s)) })
+	}, func(s home.SessionRow) error {
+		shown++
+		return out.Add(s)
+	})
+	if err == nil {
+		total, err = h.CountSessions(ctx, f, shown)
+	}
+	if err = out.End(err, map[string]any{"total": total}); err != nil || format != listout.Table {
 		return err
 	}
-	noteLimit(o, len(list), total)
+	fmt.Fprintf(o.stdout, "%d session%s\n", shown, plural(shown, "", "s"))
+	noteLimit(o, shown, total)
 	return nil
 }
 
@@ -123,20 +168,16 @@ func noteLimit(o *options, shown, total int) {
 	}
 }
 
-func printSessions(o *options, list []home.SessionRow) error {
-	rows := make([][]string, 0, len(list))
-	for _, s := range list {
-		state := "open"
-		if s.EndReason != nil {
-			state = *s.EndReason
-		} else if s.EndedAt != nil {
-			state = "ended"
-		}
-		rows = append(rows, []string{s.ID, s.Source, relativeUnix(o, s.StartedAtUnix), state,
-			strconv.FormatInt(s.MessageCount, 10), deref(s.ParentSessionID), deref(s.Title)})
+// sessionCells is a session's row in the sessions list table.
+func sessionCells(o *options, s home.SessionRow) []string {
+	state := "open"
+	if s.EndReason != nil {
+		state = *s.EndReason
+	} else if s.EndedAt != nil {
+		state = "ended"
 	}
-	fmt.Fprintf(o.stdout, "%d session%s\n", len(list), plural(len(list), "", "s"))
-	return renderTable(o.stdout, []string{"ID", "SOURCE", "STARTED", "STATE", "MSGS", "PARENT", "TITLE"}, rows)
+	return []string{s.ID, s.Source, relativeUnix(o, s.StartedAtUnix), state,
+		strconv.FormatInt(s.MessageCount, 10), deref(s.ParentSessionID), deref(s.Title)}
 }
 
 // relativeUnix is relative for a Unix time, "-" for a time stored as text.
@@ -166,7 +207,7 @@ func runSessionsShow(c *cli.Context) error {
 }
 
 func showSession(c *cli.Context, o *options, prefix string) error {
-	h, err := openWithDB(c, o)
+	h, err := openWithDB(c, o, home.Read)
 	if err != nil {
 		return err
 	}

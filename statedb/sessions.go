@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -96,10 +95,31 @@ type SessionFilter struct {
 	Open   bool     // ended_at IS NULL
 	Ended  bool     // ended_at IS NOT NULL
 	IDs    []string // only these ids
-	Limit  int      // at most this many (0: no limit)
+	// Since and Until bound started_at (Unix seconds): Since <= started_at < Until. A bound
+	// given selects only sessions whose started_at is a number.
+	Since, Until *float64
+	Title        string // title contains this, case-insensitive for ASCII (SQLite's LIKE)
+	MinMessages  int    // at least this many messages rows (0: any)
+	Order        SessionOrder
+	Reverse      bool // ascending instead of the order's descending default
+	Limit        int  // at most this many (0: no limit)
 	// SkipMessageCounts leaves Session.MessageCount at 0 instead of counting messages rows.
 	SkipMessageCounts bool
 }
+
+// SessionOrder is the order EachSession walks sessions in: descending (newest, most
+// recently ended, most messages, highest id first) unless SessionFilter.Reverse; ties are
+// broken by id in the same direction. SQLite's comparison decides (NULL before numbers
+// before TEXT before BLOB), so an open session comes last by OrderEnded.
+type SessionOrder int
+
+// The session orders.
+const (
+	OrderStarted  SessionOrder = iota // started_at
+	OrderEnded                        // ended_at
+	OrderMessages                     // the number of messages rows
+	OrderID                           // id
+)
 
 // sessionColumns returns the select list for a Session, with NULL for absent columns.
 func (db *DB) sessionColumns(alias string) string {
@@ -111,19 +131,22 @@ func (db *DB) sessionColumns(alias string) string {
 func (db *DB) sessionColumnsWith(alias string, countMessages bool) string {
 	count := "0"
 	if countMessages {
-		count = "(SELECT COUNT(*) FROM messages mc WHERE mc.session_id = " + alias + ".id)"
+		count = messageCount(alias)
 	}
-	col := func(name string) string {
-		if db.schema.SessionColumns[name] {
-			return alias + "." + name
-		}
-		return "NULL"
-	}
+	col := func(name string) string { return db.sessionCol(alias, name) }
 	return strings.Join([]string{
 		alias + ".id", "COALESCE(" + alias + ".source, '')", col("user_id"), col("parent_session_id"),
 		col("end_reason"), col("title"), col("session_key"), col("model_config"),
 		"+" + alias + ".started_at", "+" + col("ended_at"), "+" + col("api_call_count"), count,
 	}, ", ")
+}
+
+// sessionCol is alias.name, or NULL where the schema has no such sessions column.
+func (db *DB) sessionCol(alias, name string) string {
+	if db.schema.SessionColumns[name] {
+		return alias + "." + name
+	}
+	return "NULL"
 }
 
 // scanner is satisfied by *sql.Row and *sql.Rows.
@@ -192,22 +215,23 @@ func (db *DB) Totals(ctx context.Context) (Totals, error) {
 	return t, nil
 }
 
-// EachSession calls fn for every session matching f, newest first (started_at DESC, id DESC).
-// Rows are read in keyset pages of 1000, so memory stays flat on large databases; fn runs
-// outside any open query and may itself query db. An error from fn stops the walk and is
-// returned unchanged.
+// EachSession calls fn for every session matching f, in f.Order. The orders an index serves
+// (started_at, id) are read in keyset pages of 1000; the others (ended_at, message count)
+// and an id list rank the ids first and read the rows a chunk at a time in that order. Either
+// way memory stays flat on large databases (bar the ranked ids), and fn runs outside any open
+// query and may itself query db. An error from fn stops the walk and is returned unchanged.
 func (db *DB) EachSession(ctx context.Context, f SessionFilter, fn func(Session) error) error {
-	if f.IDs != nil {
-		return db.eachSessionByID(ctx, f, fn)
-	}
-	where, args, err := sessionWhere(f)
+	where, args, err := db.sessionWhere(f)
 	if err != nil {
 		return err
+	}
+	if f.IDs != nil || (f.Order != OrderStarted && f.Order != OrderID) {
+		return db.eachRanked(ctx, f, where, args, fn)
 	}
 	remaining := f.Limit
 	var last *Session
 	for {
-		page, err := db.sessionPage(ctx, where, args, last, pageSize(remaining), f.SkipMessageCounts)
+		page, err := db.sessionPage(ctx, f, where, args, last, pageSize(remaining))
 		if err != nil {
 			return classify("list sessions", err, false)
 		}
@@ -228,6 +252,19 @@ func (db *DB) EachSession(ctx context.Context, f SessionFilter, fn func(Session)
 	}
 }
 
+// CountSessions is the number of sessions f selects, without its limit.
+func (db *DB) CountSessions(ctx context.Context, f SessionFilter) (int, error) {
+	where, args, err := db.sessionWhere(f)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions s"+whereClause(where), args...).Scan(&n); err != nil {
+		return 0, classify("count sessions", err, false)
+	}
+	return n, nil
+}
+
 func pageSize(remaining int) int {
 	if remaining > 0 && remaining < sessionPageSize {
 		return remaining
@@ -236,42 +273,99 @@ func pageSize(remaining int) int {
 }
 
 // sessionWhere turns f into WHERE conditions (joined by AND) and their arguments.
-func sessionWhere(f SessionFilter) ([]string, []any, error) {
+func (db *DB) sessionWhere(f SessionFilter) ([]string, []any, error) {
 	var where []string
 	var args []any
+	add := func(cond string, a ...any) {
+		where, args = append(where, cond), append(args, a...)
+	}
 	if f.Source != "" {
-		where, args = append(where, "s.source = ?"), append(args, f.Source)
+		add("s.source = ?", f.Source)
 	}
 	if f.Open && !f.Ended {
-		where = append(where, "s.ended_at IS NULL")
+		add(db.sessionCol("s", "ended_at") + " IS NULL")
 	}
 	if f.Ended && !f.Open {
-		where = append(where, "s.ended_at IS NOT NULL")
+		add(db.sessionCol("s", "ended_at") + " IS NOT NULL")
+	}
+	if f.Since != nil {
+		add("s.started_at >= ? AND typeof(s.started_at) IN ('integer', 'real')", *f.Since)
+	}
+	if f.Until != nil {
+		add("s.started_at < ? AND typeof(s.started_at) IN ('integer', 'real')", *f.Until)
+	}
+	if f.Title != "" {
+		add(db.sessionCol("s", "title")+` LIKE ? ESCAPE '\'`, "%"+likeEscape(f.Title)+"%")
+	}
+	if f.MinMessages > 0 {
+		add(messageCount("s")+" >= ?", f.MinMessages)
 	}
 	if f.IDs != nil {
 		ids, err := json.Marshal(f.IDs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode session ids: %w", err)
 		}
-		where = append(where, "s.id IN (SELECT value FROM json_each(?))")
-		args = append(args, string(ids))
+		add("s.id IN (SELECT value FROM json_each(?))", string(ids))
 	}
 	return where, args, nil
 }
 
-// sessionPage reads one keyset page after last (nil: from the start).
-func (db *DB) sessionPage(ctx context.Context, where []string, args []any, last *Session, n int, skipCounts bool) ([]Session, error) {
+// whereClause is " WHERE a AND b …", or "" for no conditions.
+func whereClause(where []string) string {
+	if len(where) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(where, " AND ")
+}
+
+// messageCount is the number of messages rows of the session aliased alias.
+func messageCount(alias string) string {
+	return "(SELECT COUNT(*) FROM messages mc WHERE mc.session_id = " + alias + ".id)"
+}
+
+// orderBy is f's ORDER BY list.
+func (db *DB) orderBy(f SessionFilter) string {
+	dir := " DESC"
+	if f.Reverse {
+		dir = " ASC"
+	}
+	var key string
+	switch f.Order {
+	case OrderEnded:
+		key = db.sessionCol("s", "ended_at") + dir + ", "
+	case OrderMessages:
+		key = messageCount("s") + dir + ", "
+	case OrderStarted:
+		key = "s.started_at" + dir + ", "
+	}
+	return key + "s.id" + dir
+}
+
+// sessionPage reads one keyset page after last (nil: from the start) in f.Order, which is
+// OrderStarted or OrderID.
+func (db *DB) sessionPage(ctx context.Context, f SessionFilter, where []string, args []any, last *Session, n int) ([]Session, error) {
+	query, args := db.pageQuery(f, where, args, last, n)
+	return db.querySessions(ctx, db.sql, query, args...)
+}
+
+// pageQuery is sessionPage's query. The condition on started_at comes first and alone, so
+// SQLite seeks the started_at index instead of scanning it from the top on every page.
+func (db *DB) pageQuery(f SessionFilter, where []string, args []any, last *Session, n int) (string, []any) {
 	if last != nil {
-		where = append(where[:len(where):len(where)],
-			"(s.started_at < ? OR (s.started_at = ? AND s.id < ?))")
-		args = append(args[:len(args):len(args)], last.Started.arg(), last.Started.arg(), last.ID)
+		lt, le := "<", "<="
+		if f.Reverse {
+			lt, le = ">", ">="
+		}
+		where, args = where[:len(where):len(where)], args[:len(args):len(args)]
+		if f.Order == OrderID {
+			where, args = append(where, "s.id "+lt+" ?"), append(args, last.ID)
+		} else {
+			where = append(where, "s.started_at "+le+" ?", "(s.started_at "+lt+" ? OR s.id "+lt+" ?)")
+			args = append(args, last.Started.arg(), last.Started.arg(), last.ID)
+		}
 	}
-	query := "SELECT " + db.sessionColumnsWith("s", !skipCounts) + " FROM sessions s"
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY s.started_at DESC, s.id DESC LIMIT ?"
-	return db.querySessions(ctx, db.sql, query, append(args, n)...)
+	return "SELECT " + db.sessionColumnsWith("s", !f.SkipMessageCounts) + " FROM sessions s" + whereClause(where) +
+		" ORDER BY " + db.orderBy(f) + " LIMIT ?", append(args, n)
 }
 
 // Session returns the session with exactly this id, or an error wrapping ErrNotFound.
@@ -361,45 +455,38 @@ func (db *DB) Ancestors(ctx context.Context, id string) ([]Session, error) {
 	return out, nil
 }
 
-// idChunk bounds the ids looked up per query by eachSessionByID.
-const idChunk = 900
-
-// eachSessionByID looks the given ids up by primary key, a chunk at a time (no sort over the
-// filtered set per page), then calls fn in the usual order (started_at DESC, id DESC) up to
-// f.Limit. Memory is bounded by the number of ids asked for.
-func (db *DB) eachSessionByID(ctx context.Context, f SessionFilter, fn func(Session) error) error {
-	ids := f.IDs
-	f.IDs = nil
-	where, args, err := sessionWhere(f)
-	if err != nil {
-		return err
+// eachRanked ranks the ids f selects in f.Order (up to f.Limit), then reads the rows by
+// primary key a chunk at a time and calls fn in that order. A session deleted between the two
+// reads is left out.
+func (db *DB) eachRanked(ctx context.Context, f SessionFilter, where []string, args []any, fn func(Session) error) error {
+	query := "SELECT s.id FROM sessions s" + whereClause(where) + " ORDER BY " + db.orderBy(f)
+	if f.Limit > 0 {
+		query, args = query+" LIMIT ?", append(args[:len(args):len(args)], f.Limit)
 	}
-	where = append(where, "s.id IN (SELECT value FROM json_each(?))")
-	query := "SELECT " + db.sessionColumnsWith("s", !f.SkipMessageCounts) + " FROM sessions s WHERE " + strings.Join(where, " AND ")
-	var all []Session
-	for start := 0; start < len(ids); start += idChunk {
-		chunk, err := json.Marshal(ids[start:min(start+idChunk, len(ids))])
+	ids, err := queryStrings(ctx, db.sql, query, args...)
+	if err != nil {
+		return classify("rank sessions", err, false)
+	}
+	lookup := "SELECT " + db.sessionColumnsWith("s", !f.SkipMessageCounts) + " FROM sessions s WHERE s.id IN (SELECT value FROM json_each(?))"
+	for _, chunk := range chunks(ids) {
+		list, err := json.Marshal(chunk)
 		if err != nil {
 			return fmt.Errorf("encode session ids: %w", err)
 		}
-		page, err := db.querySessions(ctx, db.sql, query, append(args[:len(args):len(args)], string(chunk))...)
+		page, err := db.querySessions(ctx, db.sql, lookup, string(list))
 		if err != nil {
 			return classify("look up sessions", err, false)
 		}
-		all = append(all, page...)
-	}
-	sort.Slice(all, func(i, j int) bool { // ORDER BY started_at DESC, id DESC, as SQLite orders them
-		if c := Compare(all[i].Started, all[j].Started); c != 0 {
-			return c > 0
+		byID := make(map[string]Session, len(page))
+		for _, s := range page {
+			byID[s.ID] = s
 		}
-		return all[i].ID > all[j].ID
-	})
-	if f.Limit > 0 && len(all) > f.Limit {
-		all = all[:f.Limit]
-	}
-	for _, s := range all {
-		if err := fn(s); err != nil {
-			return err
+		for _, id := range chunk {
+			if s, ok := byID[id]; ok {
+				if err := fn(s); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

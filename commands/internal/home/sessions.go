@@ -7,51 +7,56 @@ import (
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
-// SessionQuery selects state.db sessions: by source, open or ended, and the candidates of
-// the runtime's repairs (at their default ages).
+// SessionQuery selects state.db sessions: by source, open or ended, start time, title and
+// message count, and the candidates of the runtime's repairs (at their default ages); in an
+// order, up to a limit.
 type SessionQuery struct {
 	Source          string
 	Open, Ended     bool
-	Orphans, Ghosts bool // finalize-orphans / prune-ghosts candidates (both: sessions that are both)
-	Limit           int  // 0: all
+	Orphans, Ghosts bool     // finalize-orphans / prune-ghosts candidates (both: sessions that are both)
+	Since, Until    *float64 // Since <= started_at < Until (Unix seconds)
+	Title           string   // title contains this (ASCII case-insensitive)
+	MinMessages     int
+	Order           statedb.SessionOrder
+	Reverse         bool
+	Limit           int // 0: all
 }
 
-// EachSession streams the sessions q selects, newest first.
+// EachSession streams the sessions q selects, in q's order.
 func (h *Home) EachSession(ctx context.Context, q SessionQuery, fn func(statedb.Session) error) error {
-	return h.eachSession(ctx, q, false, fn)
-}
-
-// CountSessions is the number of sessions q selects without its limit, given that shown of
-// them were listed: shown itself unless the limit may have cut the list, else a second walk
-// that reads no message counts.
-func (h *Home) CountSessions(ctx context.Context, q SessionQuery, shown int) (int, error) {
-	if q.Limit == 0 || shown < q.Limit {
-		return shown, nil
-	}
-	q.Limit = 0
-	total := 0
-	err := h.eachSession(ctx, q, true, func(statedb.Session) error {
-		total++
-		return nil
-	})
-	return total, err
-}
-
-// eachSession streams the sessions q selects, newest first; skipCounts leaves the message
-// counts at 0.
-func (h *Home) eachSession(ctx context.Context, q SessionQuery, skipCounts bool, fn func(statedb.Session) error) error {
-	wanted, err := h.candidateIDs(ctx, q)
-	if err != nil {
+	filter, err := h.sessionFilter(ctx, q)
+	if err != nil || (filter.IDs != nil && len(filter.IDs) == 0) {
 		return err
 	}
-	if wanted != nil && len(wanted) == 0 {
-		return nil
-	}
-	filter := statedb.SessionFilter{Source: q.Source, Open: q.Open, Ended: q.Ended, IDs: wanted, Limit: q.Limit, SkipMessageCounts: skipCounts}
 	if err := h.DB.EachSession(ctx, filter, fn); err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
 	return nil
+}
+
+// CountSessions is the number of sessions q selects without its limit, given that shown of
+// them were listed: shown itself unless the limit may have cut the list, else counted.
+func (h *Home) CountSessions(ctx context.Context, q SessionQuery, shown int) (int, error) {
+	if q.Limit == 0 || shown < q.Limit {
+		return shown, nil
+	}
+	filter, err := h.sessionFilter(ctx, q)
+	if err != nil || (filter.IDs != nil && len(filter.IDs) == 0) {
+		return 0, err
+	}
+	n, err := h.DB.CountSessions(ctx, filter)
+	if err != nil {
+		return 0, fmt.Errorf("state.db: %w", err)
+	}
+	return n, nil
+}
+
+// sessionFilter is q as statedb selects it; IDs empty (not nil) when the candidates asked
+// for are none.
+func (h *Home) sessionFilter(ctx context.Context, q SessionQuery) (statedb.SessionFilter, error) {
+	wanted, err := h.candidateIDs(ctx, q)
+	return statedb.SessionFilter{Source: q.Source, Open: q.Open, Ended: q.Ended, IDs: wanted, Since: q.Since, Until: q.Until,
+		Title: q.Title, MinMessages: q.MinMessages, Order: q.Order, Reverse: q.Reverse, Limit: q.Limit}, err
 }
 
 // candidateIDs narrows the listing to repair candidates; nil means no narrowing.
