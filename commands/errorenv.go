@@ -2,6 +2,8 @@ package commands
 
 import (
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,17 +12,19 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// jsonRequested reports whether the command line asks for --json (before any "--").
+// jsonRequested reports whether the command line (before any "--") or, failing that,
+// $SESSIONCTL_JSON asks for --json or --ndjson.
 func jsonRequested(args []string) bool {
 	for _, a := range args[1:] {
 		if a == "--" {
-			return false
+			break
 		}
-		if name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "json" {
+		if name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && (name == "json" || name == "ndjson") {
 			return value == "" || value == "true" || value == "1"
 		}
 	}
-	return false
+	on, err := strconv.ParseBool(os.Getenv("SESSIONCTL_JSON"))
+	return err == nil && on
 }
 
 // commandName is the command path of args (after the global flags), "" when none.

@@ -37,6 +37,9 @@ func (h *Home) CountSessions(ctx context.Context, q SessionQuery, shown int) (in
 	return total, err
 }
 
+// progressRows is how often a listing reports its progress, in rows.
+const progressRows = 10000
+
 // eachSession streams the sessions q selects, newest first; skipCounts leaves the message
 // counts at 0.
 func (h *Home) eachSession(ctx context.Context, q SessionQuery, skipCounts bool, fn func(statedb.Session) error) error {
@@ -48,7 +51,14 @@ func (h *Home) eachSession(ctx context.Context, q SessionQuery, skipCounts bool,
 		return nil
 	}
 	filter := statedb.SessionFilter{Source: q.Source, Open: q.Open, Ended: q.Ended, IDs: wanted, Limit: q.Limit, SkipMessageCounts: skipCounts}
-	if err := h.DB.EachSession(ctx, filter, fn); err != nil {
+	var n int64
+	err = h.DB.EachSession(ctx, filter, func(s statedb.Session) error {
+		if n++; n%progressRows == 0 {
+			h.Opts.Report("sessions", n, 0)
+		}
+		return fn(s)
+	})
+	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
 	return nil
