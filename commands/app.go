@@ -37,18 +37,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, s setting
 	norm, err := normaliseArgs(app, args)
 	if err == nil {
 		args = norm
-		err = runApp(ctx, app, args)
+		m, multi, perr := parseMulti(app, args)
+		switch {
+		case perr != nil:
+			err = perr
+		case multi:
+			return runMulti(ctx, app, m, args, stdout, stderr, s)
+		default:
+			err = runApp(ctx, app, args)
+			state.progress.end()
+		}
 	}
+	return finish(ctx, app, args, state, err)
+}
+
+// finish turns a run's error into its exit code, printing the error (unless the output
+// already did) and, under --json, the error envelope when none was printed.
+func finish(ctx context.Context, app *cli.App, args []string, state *runState, err error) int {
 	code := exitCode(ctx, err)
 	if err == nil {
 		return code
 	}
 	if !isReported(err) {
-		fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(err))
+		fmt.Fprintf(app.ErrWriter, "sessionctl: %s\n", oneLine(err))
 	}
-	if format := listout.Requested(args[1:]); !state.emitted && format != "" {
+	format := listout.Requested(args[1:])
+	if format == "" && envJSON() {
+		format = listout.JSON
+	}
+	if !state.emitted && format != "" {
 		if werr := emitErrorEnvelope(app, args, state, err, code, format); werr != nil {
-			fmt.Fprintf(stderr, "sessionctl: %s\n", oneLine(werr))
+			fmt.Fprintf(app.ErrWriter, "sessionctl: %s\n", oneLine(werr))
 		}
 	}
 	return code
@@ -56,10 +75,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, s setting
 
 // runState is what Run learns of the command while it runs.
 type runState struct {
-	opts    *options      // the command's resolved options, once resolved
-	emitted bool          // the envelope is on stdout
-	metrics *metrics.File // --metrics-file, checked (nil without it)
-	word    string        // a completion request's last word, the one being completed
+	opts     *options      // the command's resolved options, once resolved
+	emitted  bool          // the envelope is on stdout
+	metrics  *metrics.File // --metrics-file, checked (nil without it)
+	word     string        // a completion request's last word, the one being completed
+	progress *progress     // the progress bar on stderr (nil: none)
 }
 
 // runMu serialises app runs: urfave/cli v2 writes its package-level HelpFlag on every run,

@@ -2,6 +2,8 @@ package commands
 
 import (
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,6 +12,12 @@ import (
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
+
+// envJSON reports whether $SESSIONCTL_JSON (the --json flag's variable) asks for --json.
+func envJSON() bool {
+	on, err := strconv.ParseBool(os.Getenv("SESSIONCTL_JSON"))
+	return err == nil && on
+}
 
 // commandName is the command path of args (after the global flags), "" when none.
 func commandName(app *cli.App, args []string) string {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -19,9 +18,11 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "home", Usage: "the Hermes home `DIR`", DefaultText: "$HERMES_HOME, else ~/.hermes"},
 		&cli.StringFlag{Name: "profile", Usage: "use the home of profile `NAME`, <root>/profiles/NAME (NAME default is the root)"},
-		&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON document (the envelope) on stdout"},
+		&cli.BoolFlag{Name: "json", EnvVars: []string{"SESSIONCTL_JSON"}, Usage: "print exactly one JSON document (the envelope) on stdout"},
+		&cli.BoolFlag{Name: "ndjson", Usage: "like --json, each envelope on one line (with --all-profiles: one line per home)"},
+		&cli.BoolFlag{Name: "all-profiles", Usage: "run a read-only command (or maintain) on the root home and every profiles/NAME"},
 		&cli.StringFlag{Name: "now", Usage: "evaluate time rules as of `TIME` (RFC 3339 or Unix seconds) and stamp writes with it"},
-		&cli.BoolFlag{Name: "no-color", Usage: "plain output"},
+		&cli.BoolFlag{Name: "no-color", EnvVars: []string{"SESSIONCTL_NO_COLOR"}, Usage: "plain output (also when NO_COLOR is set to anything)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "nothing on stdout when all is well"},
 	}
 }
@@ -73,6 +74,10 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		state:    state,
 	}
 	o.Warn = o.warn
+	if showProgress(isTerminal(o.stderr), o.quiet, o.json) {
+		state.progress = &progress{w: o.stderr}
+		o.Progress = state.progress.report
+	}
 	state.opts = o
 	if state.metrics, err = prepareMetrics(c); err != nil {
 		return nil, err
@@ -117,8 +122,7 @@ func useColor(noColor bool, w io.Writer) bool {
 	if noColor || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
+	return isTerminal(w)
 }
 
 // paint colours s with attrs when colour is on.

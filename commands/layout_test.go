@@ -13,7 +13,7 @@ import (
 )
 
 // faceOnly are the imports only the CLI face (this package) may use.
-var faceOnly = []string{"github.com/urfave/cli", "github.com/olekukonko/tablewriter", "github.com/fatih/color", "github.com/mattn/go-isatty"}
+var faceOnly = []string{"github.com/urfave/cli", "github.com/olekukonko/tablewriter", "github.com/fatih/color", "github.com/mattn/go-isatty", "github.com/schollz/progressbar"}
 
 // TestEngineHasNoFace: below commands/, only this package is the CLI face. The engine
 // (commands/internal/…) imports no CLI, table or colour library, never exits the process and
@@ -58,7 +58,7 @@ func TestEngineHasNoFace(t *testing.T) {
 
 // faceLineBudget bounds the CLI face (this package's non-test files): what grows past it is
 // engine work that belongs under commands/internal.
-const faceLineBudget = 3800 // 2500 until issue 20 added prune, archive, entries prune, space, fts rebuild, holders, compact, backup, restore and maintain's hygiene steps; issue 21 journal list/show/prune, undo --last, entries rm/set, relocate, --metrics-file, --wait, completion, man and an example per command (docs/design.md)
+const faceLineBudget = 4050 // 2500 until issue 20 added prune, archive, entries prune, space, fts rebuild, holders, compact, backup, restore and maintain's hygiene steps; issue 21 journal list/show/prune, undo --last, entries rm/set, relocate, --metrics-file, --wait, completion, man and an example per command (docs/design.md)
 
 // TestFaceStaysThin: the face is under its line budget.
 func TestFaceStaysThin(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // WriteFileAtomic replaces path with data the way the runtime's atomic_replace does: a
@@ -83,7 +82,7 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 	switch {
 	case err == nil:
 		mode = fi.Mode().Perm()
-		if err := keepOwner(tmp, fi); err != nil {
+		if err := KeepOwner(tmp, fi); err != nil {
 			return err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
@@ -97,19 +96,6 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 	}
 	FaultPoint(FaultAfterTempWrite)
 	return tmp.Sync()
-}
-
-// keepOwner gives tmp the owner of the existing file; EPERM (not root) is ignored.
-func keepOwner(tmp *os.File, fi fs.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	err := tmp.Chown(int(st.Uid), int(st.Gid))
-	if errors.Is(err, syscall.EPERM) {
-		return nil
-	}
-	return err
 }
 
 // SyncDir fsyncs a directory, making the creation, renaming or removal of its entries

@@ -36,7 +36,7 @@ var faultPointSelected = os.Getenv(FaultPointEnv)
 func FaultPoint(name string) {
 	switch faultPointSelected {
 	case name:
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		raise(os.Kill)
 	case name + ":sigint":
 		raise(syscall.SIGINT)
 	case name + ":sigterm":
@@ -44,9 +44,12 @@ func FaultPoint(name string) {
 	}
 }
 
-// raise sends sig to this process and gives its handler time to run.
-func raise(sig syscall.Signal) {
-	_ = syscall.Kill(os.Getpid(), sig)
+// raise sends sig to this process and gives its handler time to run (Windows can only
+// kill: there the other signals do nothing).
+func raise(sig os.Signal) {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Signal(sig)
+	}
 	time.Sleep(200 * time.Millisecond)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -363,6 +364,9 @@ func TestDetectGateway(t *testing.T) {
 }
 
 func TestDetectGatewayPIDFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the process's start time and command line come from /proc (Linux only)")
+	}
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep binary")

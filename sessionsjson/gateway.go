@@ -1,3 +1,5 @@
+//go:build unix
+
 package sessionsjson
 
 import (
@@ -10,29 +12,8 @@ import (
 	"syscall"
 )
 
-// Gateway detection methods.
-const (
-	MethodLockHeld     = "gateway.lock held"
-	MethodLockFree     = "gateway.lock free"
-	MethodPIDFile      = "gateway.pid"
-	MethodGatewayState = "gateway_state.json"
-	MethodNone         = "no gateway files"
-)
-
 // gatewayCmdlines are the command-line fragments the runtime accepts as a gateway.
 var gatewayCmdlines = []string{"hermes_cli.main gateway", "hermes_cli/main.py gateway", "hermes gateway", "gateway/run.py"}
-
-// GatewayStatus says whether a gateway is running on a home and how that was decided.
-type GatewayStatus struct {
-	// Running is true when a gateway owns the home.
-	Running bool
-	// Method is the evidence used (one of the Method constants).
-	Method string
-	// PID is the gateway's pid when known.
-	PID int
-	// Detail explains the decision in one line.
-	Detail string
-}
 
 // pidRecord is the gateway.pid / gateway_state.json content the detection needs.
 type pidRecord struct {
@@ -69,14 +50,14 @@ func probeLock(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	held, err := TryLock(f)
+	if held {
 		return true, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("flock %s: %w", path, err)
 	}
-	return false, syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false, Unlock(f)
 }
 
 func readPIDRecord(path string) (pidRecord, bool) {

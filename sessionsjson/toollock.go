@@ -36,15 +36,15 @@ func AcquireToolLock(h Home) (release func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if held, err := TryLock(f); held || err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if held {
 			return nil, fmt.Errorf("tool lock %s is held by %s: %w", h.ToolLockFile(), holder(h.ToolLockFile()), ErrLocked)
 		}
 		return nil, fmt.Errorf("tool lock %s: %w", h.ToolLockFile(), err)
 	}
 	release = func() error {
-		uerr := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		uerr := Unlock(f)
 		if err := f.Close(); uerr == nil {
 			uerr = err
 		}
@@ -117,7 +117,7 @@ func toolDir(path string) (created bool, err error) {
 // never blocking; anything but a regular file is refused. Its directory is not checked here
 // (MakeToolDir does that).
 func OpenToolFile(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
+	f, err := openNoFollow(path, flag, 0o600)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symbolic link: %w", path, ErrUnsafeToolPath)
 	}

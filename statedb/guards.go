@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // The write-safety guards of the r0817 runtime (upstream 481156139) that an outside writer
@@ -103,14 +105,14 @@ func ProbeRepairLock(dbPath string) error {
 		return fmt.Errorf("%s cannot be probed (%v): %w", filepath.Base(path), err, ErrRepairInProgress)
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	held, err := sessionsjson.TryLock(f)
+	if held {
 		return fmt.Errorf("%w; try again once it is done", ErrRepairInProgress)
 	}
 	if err != nil {
 		return fmt.Errorf("flock %s (%v): %w", filepath.Base(path), err, ErrRepairInProgress)
 	}
-	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return sessionsjson.Unlock(f)
 }
 
 // RepairLedger is state.db.repair-attempts.json as the runtime writes it.
@@ -238,7 +240,7 @@ func CheckWritable(dbPath string) error {
 				continue
 			}
 		}
-		if err := syscall.Access(c.path, c.mode); err != nil {
+		if err := access(c.path, c.mode); err != nil {
 			return fmt.Errorf("%s is not readable and writable by this user (%v); sessionctl never changes modes and never deletes a -wal: fix the permissions (the runtime chmods them on its next start inside its home): %w",
 				c.what, err, ErrNotWritable)
 		}

@@ -31,7 +31,9 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, mirror...)
+	h.Opts.Report("check", 1, 2)
 	dbFindings, err := database(ctx, h, deep)
+	h.Opts.Report("check", 2, 2)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -65,9 +64,8 @@ func targets(h sessionsjson.Home) []target {
 		if dir, err := filepath.EvalSymlinks(filepath.Dir(f.path)); err == nil && filepath.Join(dir, filepath.Base(f.path)) != f.path {
 			t.paths = append(t.paths, filepath.Join(dir, filepath.Base(f.path)))
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(f.path, &st) == nil {
-			t.dev, t.ino = uint64(st.Dev), st.Ino
+		if fi, err := os.Stat(f.path); err == nil {
+			t.dev, t.ino, _ = sessionsjson.FileID(fi)
 		}
 		out = append(out, t)
 	}
@@ -157,15 +155,19 @@ const deletedSuffix = " (deleted)"
 // the same path), or a deleted generation of it (the link is the path with " (deleted)").
 func match(link, dest string, ts []target) (target, bool, bool) {
 	trimmed, deleted := strings.CutSuffix(dest, deletedSuffix)
-	var st syscall.Stat_t
-	statted := syscall.Stat(link, &st) == nil
+	var dev, ino uint64
+	fi, err := os.Stat(link)
+	statted := err == nil
+	if statted {
+		dev, ino, _ = sessionsjson.FileID(fi)
+	}
 	for _, t := range ts {
-		if statted && t.ino != 0 && uint64(st.Dev) == t.dev && st.Ino == t.ino {
+		if statted && t.ino != 0 && dev == t.dev && ino == t.ino {
 			return t, false, true
 		}
 		for _, p := range t.paths {
 			if trimmed == p {
-				return t, deleted || !statted || t.ino == 0 || uint64(st.Dev) != t.dev || st.Ino != t.ino, true
+				return t, deleted || !statted || t.ino == 0 || dev != t.dev || ino != t.ino, true
 			}
 		}
 	}

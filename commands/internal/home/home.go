@@ -32,6 +32,16 @@ type Options struct {
 	LockWait time.Duration
 	// Warn receives one-line warnings that never stop the run (nil: dropped).
 	Warn func(format string, a ...any)
+	// Progress receives the progress of long work (nil: dropped): what is under way, and done
+	// of total units (total 0: not known). The face may draw it; the engine never prints.
+	Progress func(what string, done, total int64)
+}
+
+// Report passes progress on.
+func (o *Options) Report(what string, done, total int64) {
+	if o.Progress != nil {
+		o.Progress(what, done, total)
+	}
 }
 
 // Warnf passes a warning on.

@@ -28,11 +28,21 @@ func (h *Home) EachSession(ctx context.Context, q SessionQuery, fn func(statedb.
 	if err != nil || (filter.IDs != nil && len(filter.IDs) == 0) {
 		return err
 	}
-	if err := h.DB.EachSession(ctx, filter, fn); err != nil {
+	var n int64
+	err = h.DB.EachSession(ctx, filter, func(s statedb.Session) error {
+		if n++; n%progressRows == 0 {
+			h.Opts.Report("sessions", n, 0)
+		}
+		return fn(s)
+	})
+	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
 	return nil
 }
+
+// progressRows is how often a listing reports its progress, in rows.
+const progressRows = 10000
 
 // CountSessions is the number of sessions q selects without its limit, given that shown of
 // them were listed: shown itself unless the limit may have cut the list, else counted.

@@ -55,10 +55,8 @@ func copyFileSynced(from, to string) error {
 		return err
 	}
 	err = dst.Chmod(st.Mode().Perm())
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && err == nil {
-		if err = dst.Chown(int(sys.Uid), int(sys.Gid)); errors.Is(err, syscall.EPERM) {
-			err = nil // not root: the copy is ours, as the file was
-		}
+	if err == nil {
+		err = sessionsjson.KeepOwner(dst, st)
 	}
 	if err == nil {
 		_, err = io.Copy(dst, src)

@@ -213,6 +213,8 @@ func Requested(args []string) Format {
 		case !strings.HasPrefix(a, "-"):
 		case name == "json" && (value == "" || value == "true" || value == "1"):
 			return JSON
+		case name == "ndjson" && (value == "" || value == "true" || value == "1"):
+			return NDJSON
 		case name == "format" && !hasValue && i+1 < len(args):
 			format = Format(args[i+1])
 		case name == "format":

@@ -114,6 +114,7 @@ func (r *Run) batches(ctx context.Context, ids []string, maxRows int, res Outcom
 	defer r.background(func() { _ = db.Close() })
 	var done dbBatches
 	for batch := (statedb.Batch{MaxRows: maxRows, Among: ids}); len(batch.Among) > 0; {
+		r.H.Opts.Report(r.H.Opts.Command, int64(len(ids)-len(batch.Among)), int64(len(ids)))
 		err := ctx.Err() // a safe point: between two committed batches
 		if err == nil && len(done) > 0 {
 			err = guardRefusal(statedb.ProbeRepairLock(r.H.Opts.Home.StateDB()))
@@ -131,6 +132,7 @@ func (r *Run) batches(ctx context.Context, ids []string, maxRows int, res Outcom
 		batch.Among = st.remaining
 	}
 	done.record(&res, maxRows)
+	r.H.Opts.Report(r.H.Opts.Command, int64(len(ids)), int64(len(ids)))
 	return res, nil
 }
 

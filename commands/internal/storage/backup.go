@@ -241,7 +241,8 @@ func fillBackup(ctx context.Context, h *home.Home, db *statedb.DB, dir, kind str
 	if db != nil {
 		m.SchemaVersion, m.JournalMode = db.Schema().Version, db.Schema().JournalMode
 	}
-	for _, rel := range set {
+	for i, rel := range set {
+		h.Opts.Report("backup", int64(i), int64(len(set)))
 		m.Transcripts = m.Transcripts || !isCore(rel)
 		dst := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {

@@ -183,7 +183,9 @@ func compactLocked(ctx context.Context, h *home.Home, d *CompactData) (repair.Ou
 	}
 	h.Close() // vacuum() needs the database alone: this process's reader goes too
 	m := h.Rules.Maintenance
+	h.Opts.Report("compact", 0, 1)
 	res, err := statedb.Vacuum(ctx, h.Opts.Home.StateDB(), m.Vacuum, m.OptimizeFTS.Tables())
+	h.Opts.Report("compact", 1, 1)
 	d.Optimized, d.Skipped = append(d.Optimized, res.Optimized...), res.Skipped
 	out := repair.Outcome{Applied: true, Journals: []string{path}, Findings: skippedFindings(res.Skipped)}
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -260,8 +259,8 @@ func fingerprint(path string) *journal.Fingerprint {
 		return nil
 	}
 	fp := &journal.Fingerprint{Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		fp.Inode = uint64(st.Ino) // the field's type differs between platforms
+	if _, ino, ok := sessionsjson.FileID(fi); ok {
+		fp.Inode = ino
 	}
 	return fp
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/holders"
@@ -80,32 +79,27 @@ type spaceDemand struct {
 	bytes     int64
 }
 
-// needSpace sums the demands per filesystem (by the device of each directory) and reads what
-// is free there (statfs: the blocks available to this user).
+// needSpace sums the demands per filesystem (fileSystem: by the device of each directory)
+// and reads what is free there (the blocks available to this user).
 func needSpace(demands []spaceDemand) ([]SpaceNeed, error) {
-	byDev := map[uint64]*SpaceNeed{}
-	var devs []uint64
+	byFS := map[string]*SpaceNeed{}
+	var ids []string
 	for _, d := range demands {
-		var st syscall.Stat_t
-		if err := syscall.Stat(d.dir, &st); err != nil {
-			return nil, fmt.Errorf("stat %s: %w", d.dir, err)
+		id, avail, err := fileSystem(d.dir)
+		if err != nil {
+			return nil, err
 		}
-		dev := uint64(st.Dev)
-		if n := byDev[dev]; n != nil {
+		if n := byFS[id]; n != nil {
 			n.Needed += d.bytes
 			n.What += " + " + d.what
 			continue
 		}
-		var fs syscall.Statfs_t
-		if err := syscall.Statfs(d.dir, &fs); err != nil {
-			return nil, fmt.Errorf("statfs %s: %w", d.dir, err)
-		}
-		byDev[dev] = &SpaceNeed{Dir: d.dir, What: d.what, Needed: d.bytes, Available: int64(fs.Bavail) * int64(fs.Bsize)}
-		devs = append(devs, dev)
+		byFS[id] = &SpaceNeed{Dir: d.dir, What: d.what, Needed: d.bytes, Available: avail}
+		ids = append(ids, id)
 	}
-	out := make([]SpaceNeed, 0, len(devs))
-	for _, dev := range devs {
-		out = append(out, *byDev[dev])
+	out := make([]SpaceNeed, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, *byFS[id])
 	}
 	return out, nil
 }
@@ -119,21 +113,6 @@ func refuseShort(what string, needs []SpaceNeed) error {
 		}
 	}
 	return nil
-}
-
-// sqliteTempDir is where SQLite's unix VFS puts temporary files (VACUUM's copy): the first
-// of $SQLITE_TMPDIR, $TMPDIR, /var/tmp, /usr/tmp and /tmp that is a directory this process
-// can write and search, else the working directory.
-func sqliteTempDir() string {
-	for _, d := range []string{os.Getenv("SQLITE_TMPDIR"), os.Getenv("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"} {
-		if d == "" {
-			continue
-		}
-		if st, err := os.Stat(d); err == nil && st.IsDir() && syscall.Access(d, 0o3) == nil {
-			return d
-		}
-	}
-	return "."
 }
 
 // syncDir fsyncs a directory.
