@@ -23,11 +23,15 @@ import (
 
 // hygieneOps are the hygiene operations sessionctl replays: a case whose op is not here is
 // skipped (adding an operation is adding its op here).
-var hygieneOps = map[string]bool{"prune": true, "archive": true, "entries-prune": true}
+var hygieneOps = map[string]bool{"prune": true, "archive": true, "entries-prune": true, "compact": true}
 
 // hygieneRepeatable are the operations whose second apply may do something again (compact
 // always rewrites the file); the idempotence test only asks them to leave the same dump.
 var hygieneRepeatable = map[string]bool{"compact": true}
+
+// hygieneRecordOnly are the operations that change no row, entry or file the dump shows but
+// still write a journal: an operation record, whose undo has nothing to restore (compact).
+var hygieneRecordOnly = map[string]bool{"compact": true}
 
 // hygieneCase is one entry of hygiene/cases.json. JSON nulls leave the zero value.
 type hygieneCase struct {
@@ -354,7 +358,7 @@ func TestHygieneCasesUndo(t *testing.T) {
 		}
 		paths := journals(t, home)
 		changes := len(diffDump(loadHygieneExpected(t, gen, c.Name, false), loadHygieneExpected(t, gen, "before", false))) > 0
-		if changes != (len(paths) > 0) {
+		if (changes || hygieneRecordOnly[c.Op]) != (len(paths) > 0) {
 			t.Fatalf("apply wrote journals %v, but the runtime's dump changes: %v", paths, changes)
 		}
 		sort.Sort(sort.Reverse(sort.StringSlice(paths)))
