@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -109,6 +110,42 @@ func TestMirrorBusyPastPatience(t *testing.T) {
 		t.Errorf("exit 6 naming journals %v, with %v in the journal directory", named, journals)
 	case code != ExitWrite && code != ExitPartial:
 		t.Errorf("exit %d, want 5 or 6: %s", code, stderr)
+	}
+}
+
+// TestPruneBusyCommitRetried: a prune batch whose COMMIT is busy at first is run again from
+// the start, its row store and journal written again: the run ends with the one journal of
+// the committed attempt, naming its complete row store, and its undo puts every row back.
+func TestPruneBusyCommitRetried(t *testing.T) {
+	t.Parallel()
+	home := fixtureHome(t, busyHome)
+	_, before, _ := runCLI(t, "--home", home, "--now", fixtureNow, "--format", "tsv", "sessions", "list")
+	time.AfterFunc(1500*time.Millisecond, holdShared(t, home))
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "prune", "--older-than", "1d", "--apply")
+	if code != ExitOK {
+		t.Fatalf("prune with a busy first COMMIT: exit %d: %s", code, stderr)
+	}
+	var data struct {
+		Batches []struct {
+			Journal  string `json:"journal"`
+			Attempts int    `json:"attempts"`
+		} `json:"batches"`
+	}
+	if err := json.Unmarshal(decodeEnvelope(t, stdout).Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if len(data.Batches) != 1 || data.Batches[0].Attempts < 2 {
+		t.Fatalf("batches %+v, want one that took more than one attempt", data.Batches)
+	}
+	dir := filepath.Join(home, "sessionctl", "journal")
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 3 { // the journal, its row store and stash
+		t.Errorf("journal directory holds %v, want one journal with its row store and stash", left)
+	}
+	if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", data.Batches[0].Journal, "--apply"); code != ExitOK {
+		t.Fatalf("undo of the retried prune: exit %d: %s", code, stderr)
+	}
+	if _, after, _ := runCLI(t, "--home", home, "--now", fixtureNow, "--format", "tsv", "sessions", "list"); after != before {
+		t.Errorf("after the undo the sessions differ:\n%s\nwant:\n%s", after, before)
 	}
 }
 

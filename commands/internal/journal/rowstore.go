@@ -51,6 +51,22 @@ func CreateRowStore(home sessionsjson.Home, path string) ([]string, error) {
 	return append(dirs, filepath.Dir(path)), f.Close()
 }
 
+// DiscardAttempt removes, durably, the journal an earlier attempt of the same write left at
+// path (none is fine): a busy transaction is run again from the start, and the journal its
+// earlier attempt wrote names the row store the next attempt replaces (CreateRowStore), so
+// it goes first. A crash then leaves at most a row store no journal names (space, which
+// OrphanRowStores finds), never a journal naming a store that is missing or half written.
+func DiscardAttempt(path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove the journal of an earlier attempt: %w", err)
+	}
+	return SyncDirs(filepath.Dir(path))
+}
+
 // RemoveRowStore removes a row store and its rollback journal; a missing one is fine, a
 // symbolic link or anything but a regular file is refused.
 func RemoveRowStore(path string) error {
