@@ -49,6 +49,11 @@ type VacuumResult struct {
 	// too) or the error of its 'optimize' (the runtime logs it and goes on). A table the file
 	// lacks is passed over silently, as the runtime does.
 	Skipped map[string]string
+	// Checkpointed: a checkpoint before VACUUM changed the files (WAL frames copied into the
+	// database, a WAL holding frames truncated), or failed so that whether it did is not known.
+	// The database reads the same, but its bytes changed: a VACUUM that fails after it leaves
+	// the home changed.
+	Checkpointed bool
 	// Vacuumed: VACUUM committed.
 	Vacuumed bool
 }
@@ -88,17 +93,30 @@ func Vacuum(ctx context.Context, path string, rule sessionsjson.VacuumRule, fts 
 	}
 	faultPoint(FaultAfterOptimize)
 	for _, stmt := range steps {
-		_, err := db.ExecContext(ctx, stmt)
 		if stmt != vacuumStatement {
-			continue // the runtime ignores a failed checkpoint
+			changed := checkpoint(ctx, db, stmt)
+			res.Checkpointed = res.Checkpointed || (changed && !res.Vacuumed)
+			continue
 		}
-		if err != nil {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return res, fmt.Errorf("VACUUM: %w", err)
 		}
 		res.Vacuumed = true
 		faultPoint(FaultAfterVacuum)
 	}
 	return res, nil
+}
+
+// checkpoint runs one of vacuum()'s checkpoints, ignoring its failure as the runtime does,
+// and reports whether it may have changed the files: frames copied into the database, or
+// (TRUNCATE) a WAL that held frames emptied; a checkpoint that failed may have copied some.
+// In rollback-journal mode a checkpoint does nothing.
+func checkpoint(ctx context.Context, db *sql.DB, stmt string) (changed bool) {
+	var busy, frames, copied int64 // the WAL's frames (-1 when not in WAL mode), those copied
+	if err := db.QueryRowContext(ctx, stmt).Scan(&busy, &frames, &copied); err != nil {
+		return true
+	}
+	return copied > 0 || (stmt == checkpointTruncate && busy == 0 && frames > 0)
 }
 
 // errNotQueryable: `SELECT 1 FROM t LIMIT 0` fails (the runtime's _fts_table_exists).

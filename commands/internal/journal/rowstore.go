@@ -21,6 +21,17 @@ func RowStorePath(journalPath string) string {
 	return strings.TrimSuffix(journalPath, ".json") + rowStoreSuffix
 }
 
+// RowStoreIn is the row store the journal j names, as the file of that name in the journal
+// directory dir ("" when j names none, or names a file that is no row store): undo reads a
+// store only there (checkRowStore), and the home's path may spell dir otherwise than it did
+// when j was written (a symbolic link).
+func RowStoreIn(dir string, j *Journal) string {
+	if j == nil || !strings.HasSuffix(j.RowStore, rowStoreSuffix) {
+		return ""
+	}
+	return filepath.Join(dir, filepath.Base(j.RowStore))
+}
+
 // CreateRowStore makes an empty row store file at path (0600, without following a symbolic
 // link, in the home's journal directory, which it creates like Write). A regular file there
 // (an earlier attempt of the same write) is replaced; anything else is refused. It returns
@@ -38,6 +49,22 @@ func CreateRowStore(home sessionsjson.Home, path string) ([]string, error) {
 		return nil, refusal(fmt.Errorf("create row store: %w", err))
 	}
 	return append(dirs, filepath.Dir(path)), f.Close()
+}
+
+// DiscardAttempt removes, durably, the journal an earlier attempt of the same write left at
+// path (none is fine): a busy transaction is run again from the start, and the journal its
+// earlier attempt wrote names the row store the next attempt replaces (CreateRowStore), so
+// it goes first. A crash then leaves at most a row store no journal names (space, which
+// OrphanRowStores finds), never a journal naming a store that is missing or half written.
+func DiscardAttempt(path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove the journal of an earlier attempt: %w", err)
+	}
+	return SyncDirs(filepath.Dir(path))
 }
 
 // RemoveRowStore removes a row store and its rollback journal; a missing one is fine, a
@@ -121,17 +148,18 @@ func OrphanRowStores(home sessionsjson.Home) ([]string, error) {
 	if len(unnamed) == 0 {
 		return nil, nil
 	}
-	named, err := namedRowStores(dir, regular)
+	named, err := NamedRowStores(dir, regular)
 	if err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(unnamed, func(p string) bool { return named[filepath.Base(p)] }), nil
 }
 
-// namedRowStores reads the row store each journal among names (the regular files of dir)
+// NamedRowStores reads the row store each journal among names (the regular files of dir)
 // names, by its file name: a journal's store is in the journal directory (undo refuses any
-// other), which the home's path may spell otherwise than it did then (a symbolic link).
-func namedRowStores(dir string, names map[string]bool) (map[string]bool, error) {
+// other), which the home's path may spell otherwise than it did then (a symbolic link). Only
+// the row_store member is decoded, so a journal that does not read as a whole still counts.
+func NamedRowStores(dir string, names map[string]bool) (map[string]bool, error) {
 	named := map[string]bool{}
 	for name := range names {
 		if !strings.HasSuffix(name, ".json") {

@@ -100,3 +100,36 @@ func TestOrphanRowStores(t *testing.T) {
 		t.Errorf("orphans %v, want [%s] (%s beside its journal)", got, orphan, other)
 	}
 }
+
+// TestDiscardAttempt: the journal an earlier attempt of a retried batch wrote is removed
+// before its row store is replaced, so that no journal names a store being rewritten; no
+// journal there is fine, and a directory in its place is an error.
+func TestDiscardAttempt(t *testing.T) {
+	home := sessionsjson.Home{Dir: t.TempDir()}
+	jpath := NewPath(home.JournalDir(), "prune")
+	store := RowStorePath(jpath)
+	if _, err := CreateRowStore(home, store); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(jpath, &Journal{Command: "prune", Home: home.Dir, RowStore: store, RowStoreOp: RowStoreDeleted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := DiscardAttempt(jpath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(jpath); !os.IsNotExist(err) {
+		t.Errorf("the earlier attempt's journal is still there: %v", err)
+	}
+	if stores, err := OrphanRowStores(home); err != nil || len(stores) != 1 || stores[0] != store {
+		t.Errorf("orphan row stores %v (%v), want the earlier attempt's %s", stores, err, store)
+	}
+	if err := DiscardAttempt(jpath); err != nil {
+		t.Errorf("no journal to discard: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(jpath, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := DiscardAttempt(jpath); err == nil {
+		t.Error("a non-empty directory at the journal's path: no error")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -24,16 +26,23 @@ type Pruned struct {
 	Cutoff           string  `json:"cutoff"` // now − D, RFC 3339 UTC: journals written before it go
 	Keep             int     `json:"keep"`   // the newest journals never removed
 	Journals         []*Item `json:"journals"`
-	Bytes            int64   `json:"bytes"`
-	Kept             int     `json:"kept"` // journals left
-	Note             string  `json:"note"`
+	// RowStores are the row stores that go with the journals: each one's own, and the one an
+	// undo journal among them names (its prune's), unless a kept journal names it.
+	RowStores []string `json:"row_stores"`
+	// RowStoresKept are the row stores of journals that go which a kept journal names (the
+	// undo of a prune names its prune's store, and its own undo reads the rows there): they
+	// stay, and their bytes are not counted.
+	RowStoresKept []string `json:"row_stores_kept"`
+	Bytes         int64    `json:"bytes"` // of the journals, their stashes and RowStores
+	Kept          int      `json:"kept"`  // journals left
+	Note          string   `json:"note"`
 }
 
 // Prune plans, and with apply performs under sessionctl's lock, the removal of the journals
 // of home written before now − olderThan, each with its stash and row store, never one of the
-// keep newest, never one that cannot be read. Removing a journal is not itself journaled: it
-// is the record undo would need. A removal that fails part-way is an Incomplete listing what
-// went.
+// keep newest, never one that cannot be read, never a row store a kept journal names.
+// Removing a journal is not itself journaled: it is the record undo would need. A removal
+// that fails part-way is an Incomplete listing what went.
 func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64, keep int, apply bool) (repair.Outcome, *Pruned, error) {
 	h := o.Home
 	p, err := plan(h, now, olderThan, keep)
@@ -51,26 +60,79 @@ func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64
 	return removeAll(h, p)
 }
 
-// plan selects the journals to remove.
+// plan selects the journals to remove, and the row stores that go with them.
 func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pruned, error) {
 	cutoff := now.Add(-time.Duration(olderThan * float64(time.Second)))
-	p := &Pruned{OlderThanSeconds: olderThan, Cutoff: cutoff.UTC().Format(time.RFC3339Nano), Keep: keep, Journals: []*Item{}, Note: PruneNote}
+	p := &Pruned{OlderThanSeconds: olderThan, Cutoff: cutoff.UTC().Format(time.RFC3339Nano), Keep: keep, Journals: []*Item{},
+		RowStores: []string{}, RowStoresKept: []string{}, Note: PruneNote}
 	items, err := List(h)
 	if err != nil {
 		return p, err
 	}
+	kept := map[string]bool{} // file names
 	for i, it := range items {
 		if it.j != nil && it.created.Before(cutoff) && i < len(items)-keep {
 			p.Journals = append(p.Journals, it)
-			p.Bytes += it.Bytes
+		} else {
+			kept[filepath.Base(it.Path)] = true
 		}
 	}
-	p.Kept = len(items) - len(p.Journals)
+	p.Kept = len(kept)
+	named, err := journal.NamedRowStores(h.JournalDir(), kept)
+	if err != nil {
+		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
+	}
+	p.sortRowStores(h.JournalDir(), named)
+	p.Bytes = p.bytes()
+	if len(p.RowStoresKept) > 0 {
+		p.Note += "; kept, as a kept journal still names them (its undo reads the rows there): " + strings.Join(p.RowStoresKept, ", ")
+	}
 	return p, nil
 }
 
-// removeAll removes each planned journal: the journal first (a companion left behind is
-// space, never a journal undo would trust), then its stash and row store.
+// sortRowStores sorts the row stores of the journals p removes, each one's own and the one
+// it names, into RowStores and, where a kept journal names them (named: file names in the
+// journal directory dir), RowStoresKept.
+func (p *Pruned) sortRowStores(dir string, named map[string]bool) {
+	seen := map[string]bool{}
+	for _, it := range p.Journals {
+		for _, store := range []string{journal.RowStorePath(it.Path), journal.RowStoreIn(dir, it.j)} {
+			if store == "" || seen[store] || fileSize(store) < 0 {
+				continue
+			}
+			seen[store] = true
+			if named[filepath.Base(store)] {
+				p.RowStoresKept = append(p.RowStoresKept, store)
+			} else {
+				p.RowStores = append(p.RowStores, store)
+			}
+		}
+	}
+}
+
+// bytes counts what p removes: each journal with its stash, and RowStores.
+func (p *Pruned) bytes() int64 {
+	var n int64
+	for _, it := range p.Journals {
+		n += it.Bytes - max(fileSize(journal.RowStorePath(it.Path)), 0) // Item.Bytes counts its own store
+	}
+	for _, store := range p.RowStores {
+		n += fileSize(store)
+	}
+	return n
+}
+
+// fileSize is the size of the regular file at path, -1 when there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	return fi.Size()
+}
+
+// removeAll removes each planned journal, the journal first (a companion left behind is
+// space, never a journal undo would trust), then its stash; then the row stores that go.
 func removeAll(h sessionsjson.Home, p *Pruned) (repair.Outcome, *Pruned, error) {
 	planned := pruneChanges(p)
 	done := repair.Outcome{Applied: true}
@@ -82,10 +144,13 @@ func removeAll(h sessionsjson.Home, p *Pruned) (repair.Outcome, *Pruned, error) 
 			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
 		}
 		done.Changes = append(done.Changes, planned[i])
-		for _, c := range Companions(it.Path) {
-			if err := os.RemoveAll(c); err != nil {
-				return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
-			}
+		if err := os.RemoveAll(journal.StashDir(it.Path)); err != nil {
+			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
+		}
+	}
+	for _, store := range p.RowStores {
+		if err := journal.RemoveRowStore(store); err != nil {
+			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
 		}
 	}
 	if err := journal.SyncDirs(h.JournalDir()); err != nil {

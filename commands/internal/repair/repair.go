@@ -186,7 +186,7 @@ func PlanNote(h *home.Home) string {
 }
 
 // checkRoutingWritable adds the routing-index refusals: a running gateway (refused unless
-// Force), routing rows that belong to another scope, and, where the routing index is
+// Force), routing rows that belong to another scope, and, where the write reaches
 // gateway_routing, the runtime's guards on state.db writes (guardDB).
 func (r *Run) checkRoutingWritable(ctx context.Context) error {
 	return r.routingWritable(ctx, false)
@@ -194,6 +194,8 @@ func (r *Run) checkRoutingWritable(ctx context.Context) error {
 
 // routingWritable is checkRoutingWritable; foreignOK lets a write that moves rows between
 // scopes (relocate, and the undo of one) through where every row belongs to another scope.
+// Such a write is a gateway_routing write whatever this home's routing source is (a home to
+// relocate has none of its own: SourceForeignOnly), so it is guarded as one.
 func (r *Run) routingWritable(ctx context.Context, foreignOK bool) error {
 	if err := r.CheckWritable(); err != nil {
 		return err
@@ -202,7 +204,7 @@ func (r *Run) routingWritable(ctx context.Context, foreignOK bool) error {
 	if h.ForeignRowsOnly() && !foreignOK {
 		return failure.Mark(failure.Data, errors.New("the gateway_routing rows belong to another scope (see status); refusing to write until they are relocated (sessionctl relocate)"))
 	}
-	if h.Routing.Source == home.SourceGatewayRouting {
+	if h.Routing.Source == home.SourceGatewayRouting || foreignOK {
 		if err := guardDB(ctx, h, dbWrite{routing: true}); err != nil {
 			return err
 		}

@@ -314,7 +314,12 @@ func (r *Run) applyRetention(ctx context.Context, ret statedb.Retention, ids []s
 
 // journalRetention writes, under the write lock and before anything is deleted, the batch's
 // row store (durable) and then its journal, which names the store and the files to stash.
+// It runs again when the transaction is retried: the journal an earlier attempt wrote goes
+// before its row store is replaced.
 func (r *Run) journalRetention(ctx context.Context, db *statedb.DB, path string, plan statedb.RetentionPlan, files map[string][]string) ([]journal.FileImage, error) {
+	if err := journal.DiscardAttempt(path); err != nil {
+		return nil, err
+	}
 	store := journal.RowStorePath(path)
 	dirs, err := journal.CreateRowStore(r.H.Opts.Home, store)
 	if err != nil {

@@ -273,16 +273,34 @@ func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) (
 // applyJSON rewrites sessions.json with the planned entries spliced in. changed reports
 // whether the file was replaced (a failure to sync its directory comes after that).
 func (a *routingApplier) applyJSON(planned []plannedEntry) (changed bool, err error) {
-	h := a.r.H
-	doc := h.Mirror.Doc
+	doc, err := a.spliced(planned)
+	if doc == nil || err != nil {
+		return false, err
+	}
+	return a.writeJSON(doc)
+}
+
+// spliced records the planned entries in the decoded sessions.json and returns it, nil when
+// there is nothing to write. It is done once per run: a document already spliced must not
+// be spliced again (its removed keys are gone, its insertions would be added twice).
+func (a *routingApplier) spliced(planned []plannedEntry) (*sessionsjson.Document, error) {
+	doc := a.r.H.Mirror.Doc
 	if len(planned) == 0 || doc == nil {
-		return false, nil
+		return nil, nil
 	}
 	for _, pe := range planned {
 		if err := spliceEntry(doc, pe); err != nil {
-			return false, fmt.Errorf("write sessions.json: %w", err)
+			return nil, fmt.Errorf("write sessions.json: %w", err)
 		}
 	}
+	return doc, nil
+}
+
+// writeJSON replaces sessions.json with doc encoded. changed reports whether the file was
+// replaced (a failure to sync its directory comes after that). Writing the same doc again
+// writes the same bytes.
+func (a *routingApplier) writeJSON(doc *sessionsjson.Document) (changed bool, err error) {
+	h := a.r.H
 	err = sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
 	})
@@ -321,22 +339,23 @@ func (a *routingApplier) restoreJSON() bool {
 // applyDB updates gateway_routing and, inside the same transaction, the mirror: if the
 // mirror write fails the transaction rolls back; if the commit fails the mirror is restored.
 // changed reports whether anything differs from before when it returns.
+//
+// A busy transaction is run again from the start (statedb.DB.WithImmediateTx), after an
+// earlier attempt may have replaced the mirror: the mirror is spliced once, before the first
+// attempt, so that every attempt writes the same bytes, and once any attempt replaced it the
+// mirror counts as written whatever a later attempt does, so that a failure restores it.
 func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) {
 	h := a.r.H
+	mirror, err := a.spliced(a.mirror)
+	if err != nil {
+		return false, err
+	}
 	db, err := statedb.OpenWrite(ctx, h.Opts.Home.StateDB())
 	if err != nil {
 		return false, fmt.Errorf("open state.db for writing: %w", err)
 	}
 	defer db.Close()
-	updates := make(map[string]string, len(a.primary))
-	var removed []string
-	for _, pe := range a.primary {
-		if pe.after == nil {
-			removed = append(removed, pe.key)
-			continue
-		}
-		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
-	}
+	updates, removed := a.routingRows()
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
 		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, h.Opts.Clock.Unix); err != nil {
@@ -345,14 +364,31 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 		if err := statedb.DeleteRoutingTx(ctx, tx, h.Routing.Scope, removed); err != nil {
 			return err
 		}
-		written, err := a.applyJSON(a.mirror)
-		mirrorWritten = written
+		if mirror == nil {
+			return nil
+		}
+		written, err := a.writeJSON(mirror)
+		mirrorWritten = mirrorWritten || written
 		return err
 	})
 	if err != nil {
 		return mirrorWritten && !a.restoreJSON(), fmt.Errorf("update gateway_routing: %w", err)
 	}
 	return true, nil
+}
+
+// routingRows is the primary plan as gateway_routing writes: the entry_json of each key
+// updated, and the keys removed.
+func (a *routingApplier) routingRows() (updates map[string]string, removed []string) {
+	updates = make(map[string]string, len(a.primary))
+	for _, pe := range a.primary {
+		if pe.after == nil {
+			removed = append(removed, pe.key)
+			continue
+		}
+		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
+	}
+	return updates, removed
 }
 
 // writeImage writes or removes a small file atomically.

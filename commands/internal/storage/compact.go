@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -189,11 +190,11 @@ func compactLocked(ctx context.Context, h *home.Home, d *CompactData) (repair.Ou
 	d.Optimized, d.Skipped = append(d.Optimized, res.Optimized...), res.Skipped
 	out := repair.Outcome{Applied: true, Journals: []string{path}, Findings: skippedFindings(res.Skipped)}
 	if err != nil {
-		return compactFailed(out, path, res, err)
+		return compactFailed(out, h.Opts.Home.StateDB(), d, res, err)
 	}
 	after, err := physicalOf(ctx, h.Opts.Home.StateDB())
 	if err != nil {
-		return out, err
+		return compactUnmeasured(out, d, res, err)
 	}
 	d.After = &after
 	out.Changes = compactChanges(d.Before, &after, res.Optimized)
@@ -201,15 +202,31 @@ func compactLocked(ctx context.Context, h *home.Home, d *CompactData) (repair.Ou
 }
 
 // compactFailed ends a compact whose VACUUM failed: rolled back, nothing changed (exit 5, no
-// journal) unless an FTS index was merged before (exit 6: the merge stays; it changes the
-// index's layout only, and undo has nothing to restore).
-func compactFailed(out repair.Outcome, path string, res statedb.VacuumResult, err error) (repair.Outcome, error) {
-	if len(res.Optimized) == 0 {
-		_ = os.Remove(path)
+// journal) unless an FTS index was merged or a checkpoint changed the files before it (exit 6:
+// they stay; they change the layout only, and undo has nothing to restore).
+func compactFailed(out repair.Outcome, dbPath string, d *CompactData, res statedb.VacuumResult, err error) (repair.Outcome, error) {
+	if len(res.Optimized) == 0 && !res.Checkpointed {
+		_ = os.Remove(out.Journal())
 		return repair.Outcome{}, failure.Mark(failure.Write, fmt.Errorf("compact: %w (rolled back; nothing changed)", err))
 	}
-	out.Changes = []repair.Change{{Store: "state.db", Target: "fts", Op: "optimize", Before: nil, After: res.Optimized}}
-	return out, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("compact: the FTS indexes %v were merged, then %w (VACUUM rolled back; run compact again)", res.Optimized, err)}
+	var done []string
+	if len(res.Optimized) > 0 {
+		out.Changes = append(out.Changes, repair.Change{Store: "state.db", Target: "fts", Op: "optimize", Before: nil, After: res.Optimized})
+		done = append(done, fmt.Sprintf("the FTS indexes %v were merged", res.Optimized))
+	}
+	if res.Checkpointed {
+		out.Changes = append(out.Changes, repair.Change{Store: "state.db", Target: "state.db-wal/bytes", Op: "checkpoint", Before: d.Before.WALBytes, After: fileSize(dbPath + "-wal")})
+		done = append(done, "the WAL was checkpointed into state.db")
+	}
+	return out, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("compact: %s, then %w (VACUUM rolled back; run compact again)", strings.Join(done, " and "), err)}
+}
+
+// compactUnmeasured ends a compact whose VACUUM committed but whose file could not be read
+// afterwards: state.db was rewritten, so the run exits 6 with its journal named, listing the
+// changes the plan expected (their values after are not known).
+func compactUnmeasured(out repair.Outcome, d *CompactData, res statedb.VacuumResult, err error) (repair.Outcome, error) {
+	out.Changes = compactChanges(d.Before, nil, res.Optimized)
+	return out, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("compact: VACUUM committed (state.db is rewritten), then reading it failed: %w", err)}
 }
 
 // skippedFindings notes the FTS indexes vacuum() passed over.

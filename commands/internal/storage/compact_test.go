@@ -1,0 +1,60 @@
+package storage
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/repair"
+	"github.com/sessionctl/sessionctl/statedb"
+)
+
+// TestCompactFailedOutcomes: a compact whose VACUUM failed changed nothing (a write error,
+// its journal removed) only when neither an FTS merge nor a checkpoint changed the files
+// before; otherwise, and when the file could not be read after a VACUUM that committed, the
+// run is Incomplete (exit 6) with its journal kept and named.
+func TestCompactFailedOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "state.db")
+	d := &CompactData{Before: statedb.Physical{WALBytes: 4096}}
+	failed := errors.New("database is locked")
+	for name, tc := range map[string]struct {
+		res        statedb.VacuumResult
+		unreadable bool // VACUUM committed, the file could not be read after it
+		changed    bool
+	}{
+		"nothing before":   {res: statedb.VacuumResult{}},
+		"checkpointed":     {res: statedb.VacuumResult{Checkpointed: true}, changed: true},
+		"fts merged":       {res: statedb.VacuumResult{Optimized: []string{"messages_fts"}}, changed: true},
+		"unreadable after": {res: statedb.VacuumResult{Vacuumed: true}, unreadable: true, changed: true},
+	} {
+		path := filepath.Join(dir, name+"-compact.json")
+		if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run := repair.Outcome{Applied: true, Journals: []string{path}}
+		var out repair.Outcome
+		var err error
+		if tc.unreadable {
+			out, err = compactUnmeasured(run, d, tc.res, failed)
+		} else {
+			out, err = compactFailed(run, dbPath, d, tc.res, failed)
+		}
+		var inc *repair.Incomplete
+		_, statErr := os.Stat(path)
+		switch {
+		case tc.changed && (!errors.As(err, &inc) || len(inc.Outcome.Journals) != 1 || len(out.Changes) == 0 || statErr != nil):
+			t.Errorf("%s: %v (changes %v, journal %v): want Incomplete naming its kept journal", name, err, out.Changes, statErr)
+		case !tc.changed && (errors.As(err, &inc) || !isClass(err, failure.Write) || statErr == nil):
+			t.Errorf("%s: %v (journal %v): want a write error, the journal removed", name, err, statErr)
+		}
+	}
+}
+
+// isClass reports whether err is marked with class.
+func isClass(err error, class failure.Class) bool {
+	c, ok := failure.ClassOf(err)
+	return ok && c == class
+}
