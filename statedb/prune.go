@@ -5,7 +5,6 @@ import (
 
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -76,7 +75,7 @@ func (db *DB) GhostCandidateIDs(ctx context.Context, now, minAge float64) ([]Gho
 	if err := db.requireSessionColumns("ghost candidates", "title"); err != nil {
 		return nil, err
 	}
-	ids, err := db.ghostIDs(ctx, now-minAge)
+	ids, err := queryStrings(ctx, db.sql, "SELECT sessions.id FROM sessions WHERE "+ghostPredicate+oldestFirst, now-minAge)
 	if err != nil {
 		return nil, classify("ghost candidates", err, false)
 	}
@@ -85,61 +84,6 @@ func (db *DB) GhostCandidateIDs(ctx context.Context, now, minAge float64) ([]Gho
 		sessions[i] = Session{ID: id}
 	}
 	return db.ghostsOf(ctx, now, sessions)
-}
-
-// splitScanRows is the number of TUI sessions from which the candidate scan is split in two.
-const splitScanRows = 8000
-
-// ghostIDs reads the ids of the sessions ghostPredicate matches at cutoff, oldest first. The
-// scan reads every TUI row; a large one is split in two halves by id (the runtime's index on
-// (source, id) bounds each), read at the same time on two connections of the read pool,
-// and the matches are then put in order by their primary keys. On one core the halves take
-// turns, at the cost of two small index reads.
-func (db *DB) ghostIDs(ctx context.Context, cutoff float64) ([]string, error) {
-	const matching = "SELECT sessions.id FROM sessions WHERE " + ghostPredicate
-	pivot, err := db.tuiPivot(ctx)
-	if err != nil || pivot == nil {
-		if err != nil {
-			return nil, err
-		}
-		return queryStrings(ctx, db.sql, matching+oldestFirst, cutoff)
-	}
-	db.sql.SetMaxOpenConns(2)
-	defer db.sql.SetMaxOpenConns(1)
-	var low []string
-	var lowErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		low, lowErr = queryStrings(ctx, db.sql, matching+" AND sessions.id < ?", cutoff, pivot)
-	}()
-	high, err := queryStrings(ctx, db.sql, matching+" AND (sessions.id >= ? OR sessions.id IS NULL)", cutoff, pivot)
-	<-done
-	if err := errors.Join(lowErr, err); err != nil {
-		return nil, err
-	}
-	list, err := json.Marshal(append(low, high...))
-	if err != nil {
-		return nil, err
-	}
-	return queryStrings(ctx, db.sql, "SELECT sessions.id FROM json_each(?) AS g CROSS JOIN sessions ON sessions.id = g.value"+oldestFirst, string(list))
-}
-
-// tuiPivot returns the middle id of the TUI sessions in the runtime's (source, id) index, nil
-// when there are fewer than splitScanRows of them or the file lacks the index (r0703 on).
-func (db *DB) tuiPivot(ctx context.Context) (any, error) {
-	var n int64
-	err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'idx_sessions_source_id'
-		AND tbl_name = 'sessions'`).Scan(&n)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	if err := db.sql.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE source = 'tui'").Scan(&n); err != nil || n < splitScanRows {
-		return nil, err
-	}
-	var pivot any
-	err = db.sql.QueryRowContext(ctx, "SELECT id FROM sessions WHERE source = 'tui' ORDER BY id LIMIT 1 OFFSET ?", n/2).Scan(&pivot)
-	return pivot, err
 }
 
 // ghostsOf completes the candidate sessions (oldest first) with their children, leases and
