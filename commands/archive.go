@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"fmt"
-
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/urfave/cli/v2"
@@ -83,10 +81,5 @@ func runArchiving(c *cli.Context, command string, ao repair.ArchiveOptions) erro
 	if err != nil {
 		return err
 	}
-	res := outcomeResult(out)
-	res.data = map[string]any{"archive": sum, "batches": out.Batches}
-	if !o.json && !o.quiet {
-		fmt.Fprintln(o.stdout, sum.Text())
-	}
-	return report(o, r.H, res)
+	return reportSummary(o, r, out, map[string]any{"archive": sum, "batches": out.Batches}, sum.Text())
 }

@@ -243,10 +243,5 @@ func runEntriesPrune(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res := outcomeResult(out)
-	res.data = map[string]any{"entries_prune": sum}
-	if !o.json && !o.quiet {
-		fmt.Fprintln(o.stdout, sum.Text())
-	}
-	return report(o, r.H, res)
+	return reportSummary(o, r, out, map[string]any{"entries_prune": sum}, sum.Text())
 }

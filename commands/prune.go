@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"fmt"
-
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -54,12 +52,7 @@ func runPrune(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res := outcomeResult(out)
-	res.data = map[string]any{"prune": sum, "batches": out.Batches}
-	if !o.json && !o.quiet {
-		fmt.Fprintln(o.stdout, sum.Text())
-	}
-	return report(o, r.H, res)
+	return reportSummary(o, r, out, map[string]any{"prune": sum, "batches": out.Batches}, sum.Text())
 }
 
 // filterFlags are the flags of the runtime's prune filters (statedb.PruneFilterTable).

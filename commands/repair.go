@@ -133,3 +133,14 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// reportSummary reports a write whose data is data, people reading its one-line summary
+// first.
+func reportSummary(o *options, r *repair.Run, out repair.Outcome, data map[string]any, summary string) error {
+	res := outcomeResult(out)
+	res.data = data
+	if !o.json && !o.quiet {
+		fmt.Fprintln(o.stdout, summary)
+	}
+	return report(o, r.H, res)
+}
