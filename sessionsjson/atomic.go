@@ -101,13 +101,23 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 // SyncDir fsyncs a directory, making the creation, renaming or removal of its entries
 // durable.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	return syncPath(dir)
+}
+
+// SyncFile fsyncs a file written and closed before, making its contents durable.
+func SyncFile(path string) error {
+	return syncPath(path)
+}
+
+// syncPath opens path read-only and fsyncs it.
+func syncPath(path string) error {
+	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
 }

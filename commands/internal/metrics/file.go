@@ -72,7 +72,7 @@ func (f *File) replace(dir string, run Run, h *Home) error {
 	tmp := filepath.Join(filepath.Dir(f.path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(f.path), os.Getpid()))
 	err = prometheus.WriteToTextfile(tmp, reg)
 	if err == nil {
-		err = syncFile(tmp)
+		err = sessionsjson.SyncFile(tmp)
 	}
 	if err == nil {
 		err = os.Rename(tmp, f.path)
@@ -85,13 +85,4 @@ func (f *File) replace(dir string, run Run, h *Home) error {
 		return failure.Mark(failure.Data, fmt.Errorf("metrics file %s: %w", f.path, err))
 	}
 	return nil
-}
-
-// syncFile makes path's contents durable.
-func syncFile(path string) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	return errors.Join(fh.Sync(), fh.Close())
 }

@@ -346,7 +346,7 @@ func writeManifest(dir string, m *Manifest) error {
 	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
 		return err
 	}
-	return syncFile(path)
+	return sessionsjson.SyncFile(path)
 }
 
 // syncTree syncs dir and its subdirectories.

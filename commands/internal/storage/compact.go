@@ -297,7 +297,7 @@ func finishCopy(tmp, dst string) error {
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		return err
 	}
-	if err := syncFile(tmp); err != nil {
+	if err := sessionsjson.SyncFile(tmp); err != nil {
 		return err
 	}
 	if err := os.Link(tmp, dst); err != nil {

@@ -125,16 +125,6 @@ func syncDir(dir string) error {
 	return f.Sync()
 }
 
-// syncFile fsyncs a file.
-func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
-
 // sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
