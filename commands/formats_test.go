@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
@@ -214,5 +215,67 @@ func TestSessionsListFilters(t *testing.T) {
 		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || (stdout != "" && !strings.Contains(bad, "--json")) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want a usage error", bad, code, stdout, stderr)
 		}
+	}
+}
+
+// TestStreamTableChunks: a long streamed table, whose rows after the sample are rendered in
+// chunks on several renderers, prints exactly what one streaming table prints with the same
+// widths (cells wider than the sample cut with "…", wide characters, a last partial chunk,
+// lines without trailing spaces), in order.
+func TestStreamTableChunks(t *testing.T) {
+	header := []string{"ID", "SOURCE", "TITLE"}
+	var rows [][]string
+	for i := range streamSample + 256*8*2 + 17 { // chunks of 256 rows, 8 of them out at once
+		title := fmt.Sprintf("title %d", i)
+		switch i % 97 {
+		case 5:
+			title = strings.Repeat("long ", 40) // wider than the sample: cut
+		case 7:
+			title = "会话 " + title // wide characters
+		}
+		rows = append(rows, []string{fmt.Sprintf("s%06d", i), "tui", title})
+	}
+	var got bytes.Buffer
+	table := tableOf(header...)(&got)
+	for _, r := range rows {
+		if err := table.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := table.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	want := &trimmedLines{w: &bytes.Buffer{}}
+	ref := &streamTable{header: header, sample: rows[:streamSample]}
+	ref.fixWidths()
+	one, err := ref.newTable(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.Header(toAny(header)...)
+	for _, r := range rows {
+		if err := one.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := one.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := want.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	wantText := want.w.(*bytes.Buffer).String()
+	if got.String() != wantText {
+		gl, wl := strings.Split(got.String(), "\n"), strings.Split(wantText, "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d differs (%d and %d lines):\n got %q\nwant %q", i, len(gl), len(wl), gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(gl), len(wl))
+	}
+	if n := strings.Count(got.String(), "\n"); n != len(rows)+1 {
+		t.Errorf("%d lines, want %d", n, len(rows)+1)
 	}
 }

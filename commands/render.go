@@ -88,12 +88,15 @@ const streamSample = 100
 
 // streamTable prints a table through tablewriter's streaming mode: rows are printed as they
 // are added, never all held. The column widths are those of the header and the first
-// streamSample rows; a wider cell after them is cut with "…".
+// streamSample rows; a wider cell after them is cut with "…". The rows after the sample are
+// rendered on several tables with the same widths at once (listout.Ordered).
 type streamTable struct {
 	w      *trimmedLines
 	header []string
 	sample [][]string // the rows before the widths are fixed; nil after
 	table  *tablewriter.Table
+	widths tw.Mapper[int, int]
+	rest   *listout.Ordered
 }
 
 // tableOf is a streamed table with header, for listout.Spec.
@@ -109,45 +112,70 @@ func (s *streamTable) Add(row []string) error {
 		}
 		return s.start()
 	}
-	if err := s.table.Append(row); err != nil {
-		return fmt.Errorf("render table: %w", err)
-	}
-	return nil
+	return s.rest.Add(row)
 }
 
-// start fixes the widths from the sample, prints the header and the sample. It turns off
-// tablewriter's width cache: a long list's cells are mostly unique (ids, titles), so the
-// cache's upkeep costs more than the widths it saves (a third of the table's time).
+// start fixes the widths from the sample, prints the header and the sample.
 func (s *streamTable) start() error {
-	twwidth.SetCacheCapacity(0)
-	widths := tw.NewMapper[int, int]()
-	for _, row := range append([][]string{s.header}, s.sample...) {
-		for i, cell := range row {
-			widths.Set(i, max(widths.Get(i), twwidth.Width(cell)+2)) // one space of padding each side
-		}
-	}
-	s.table = tablewriter.NewTable(s.w, append(tableOptions(tw.WrapTruncate),
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithColumnWidths(widths))...)
-	if err := s.table.Start(); err != nil {
-		return fmt.Errorf("render table: %w", err)
+	s.fixWidths()
+	var err error
+	if s.table, err = s.newTable(s.w); err != nil {
+		return err
 	}
 	s.table.Header(toAny(s.header)...)
-	sample := s.sample
-	s.sample = nil
-	for _, row := range sample {
-		if err := s.Add(row); err != nil {
-			return err
+	for _, row := range s.sample {
+		if err := s.table.Append(row); err != nil {
+			return fmt.Errorf("render table: %w", err)
 		}
 	}
+	s.sample = nil
+	s.rest = listout.NewOrdered(s.w, func(w io.Writer) (listout.RowFunc, error) {
+		t, err := s.newTable(w)
+		if err != nil {
+			return nil, err
+		}
+		return func(row []string) error {
+			if err := t.Append(row); err != nil {
+				return fmt.Errorf("render table: %w", err)
+			}
+			return nil
+		}, nil
+	})
 	return nil
 }
 
-// close prints what is left and ends the table.
+// fixWidths sets the column widths from the header and the sample. It turns off
+// tablewriter's width cache: a long list's cells are mostly unique (ids, titles), so the
+// cache's upkeep costs more than the widths it saves (a third of the table's time).
+func (s *streamTable) fixWidths() {
+	twwidth.SetCacheCapacity(0)
+	s.widths = tw.NewMapper[int, int]()
+	for _, row := range append([][]string{s.header}, s.sample...) {
+		for i, cell := range row {
+			s.widths.Set(i, max(s.widths.Get(i), twwidth.Width(cell)+2)) // one space of padding each side
+		}
+	}
+}
+
+// newTable starts a streamed table with the fixed widths, printing to w.
+func (s *streamTable) newTable(w io.Writer) (*tablewriter.Table, error) {
+	t := tablewriter.NewTable(w, append(tableOptions(tw.WrapTruncate),
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithColumnWidths(s.widths))...)
+	if err := t.Start(); err != nil {
+		return nil, fmt.Errorf("render table: %w", err)
+	}
+	return t, nil
+}
+
+// Close prints what is left and ends the table.
 func (s *streamTable) Close() error {
 	if s.table == nil {
 		if err := s.start(); err != nil {
 			return err
 		}
+	}
+	if err := s.rest.Close(); err != nil {
+		return err
 	}
 	if err := s.table.Close(); err != nil {
 		return fmt.Errorf("render table: %w", err)
