@@ -77,46 +77,43 @@ func runEntriesList(c *cli.Context) error {
 	return listEntries(c, o, f, format)
 }
 
-// listEntries writes the entries f selects in format. The table and CSV/TSV give the
-// findings about the routing index on stderr (the table on stdout, before it).
+// listEntries writes the entries f selects in format, as they are read (a db-primary home's
+// page by page: home.List). The table and CSV/TSV give the findings about the routing index on
+// stderr (the table on stdout, before it); the table's count follows it.
 func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.Format) error {
-	h, err := home.Open(c.Context, o.Options, home.Read)
+	h, err := home.Open(c.Context, o.Options, home.List)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	rows, err := h.Rows(c.Context)
-	if err != nil {
-		return err
-	}
-	list, total := h.SelectEntries(rows, f)
 	findings := check.Scope(h)
 	switch {
 	case format == listout.Table && o.quiet:
 		return nil
 	case format == listout.Table:
 		printFindings(o, findings)
-		fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
 	case format != listout.JSON && format != listout.NDJSON:
 		printFindings(&options{stdout: o.stderr}, findings)
 	}
 	now := o.Clock.NaiveLocalMicros(time.Local)
 	out, err := startList(c, o, format, newEnvelope(h, o, result{findings: findings}), listout.Spec[home.EntryRow]{Field: "entries", Indented: true,
 		Table: tableOf("KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"), Cells: func(r home.EntryRow) []string {
-			return []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, h.Entry(r.Key).UpdatedAt.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)}
+			return []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, r.Updated.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)}
 		}})
 	if err != nil {
 		return err
 	}
-	for _, r := range list {
-		if err = out.Add(r); err != nil {
-			break
-		}
+	shown := 0
+	total, err := h.EachEntryRow(c.Context, f, func(r home.EntryRow) error {
+		shown++
+		return out.Add(r)
+	})
+	if err = out.End(err, map[string]any{"total": total, "source": h.Routing.Source.String()}); err != nil || format != listout.Table {
+		return err
 	}
-	if err = out.End(err, map[string]any{"total": total, "source": h.Routing.Source.String()}); err == nil && format == listout.Table {
-		noteLimit(o, len(list), total)
-	}
-	return err
+	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
+	noteLimit(o, shown, total)
+	return nil
 }
 
 func entryFlags(h *home.Home, r home.EntryRow) string {

@@ -1,8 +1,14 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"testing"
+
+	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // TestListsCarryTotal: sessions list and entries list --json are valid JSON whose
@@ -47,4 +53,67 @@ func TestListsCarryTotal(t *testing.T) {
 			t.Errorf("%v: %d shown, total %d; want %d of %d", tt.args, len(items), total, tt.shown, tt.total)
 		}
 	}
+}
+
+// TestEntriesStreamedAsLoaded: entries list reads a db-primary home's entries page by page
+// (home.List): the rows it gives are those of the loaded index (home.Read), in the same
+// order, every filter and --limit alike: on every fixture generation, with a key only
+// sessions.json has (a legacy entry), with a row the runtime skips while the mirror's entry
+// loads (the mirror's replaces it), and with more entries than a page.
+func TestEntriesStreamedAsLoaded(t *testing.T) {
+	homes := map[string]string{}
+	gens := fixtureGenerations()
+	if len(gens) == 0 {
+		t.Fatal("no fixture generations")
+	}
+	for _, gen := range gens {
+		homes[gen] = fixtureHome(t, gen)
+	}
+	legacy := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(legacy, "state.db"), `DELETE FROM gateway_routing WHERE session_key = 'agent:main:slack:dm:D043095675'`)
+	homes["mirror-only key"] = legacy
+	skipped := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(skipped, "state.db"), `UPDATE gateway_routing SET entry_json = '{"session_key": 1}' WHERE session_key = 'agent:main:slack:dm:D043095675'`)
+	homes["row skipped"] = skipped
+	many := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(many, "state.db"), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
+		INSERT INTO gateway_routing (scope, session_key, entry_json, updated_at)
+		SELECT g.scope, g.session_key || ':copy' || n.i, g.entry_json, g.updated_at FROM gateway_routing g, n
+		WHERE g.session_key = (SELECT min(session_key) FROM gateway_routing)`)
+	homes["more than a page"] = many
+	clock, err := parseClock(fixtureNow, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []home.EntryQuery{{}, {Limit: 3}, {ResumePending: true}, {Suspended: true}, {Stale: true}, {Platform: "telegram", Limit: 1}}
+	for name, dir := range homes {
+		t.Run(name, func(t *testing.T) {
+			for _, q := range queries {
+				want, wantTotal := entryRowsOf(t, dir, clock, home.Read, q)
+				got, gotTotal := entryRowsOf(t, dir, clock, home.List, q)
+				if gotTotal != wantTotal || !reflect.DeepEqual(got, want) {
+					t.Errorf("%+v: streamed %d of %d rows, loaded %d of %d:\n%v\n%v", q, len(got), gotTotal, len(want), wantTotal, got, want)
+				}
+			}
+		})
+	}
+}
+
+// entryRowsOf opens dir for purpose and returns the entry rows q selects and their total.
+func entryRowsOf(t *testing.T, dir string, clock sessionsjson.Clock, purpose home.Purpose, q home.EntryQuery) ([]home.EntryRow, int) {
+	t.Helper()
+	h, err := home.Open(context.Background(), home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: clock, Command: "entries list"}, purpose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var rows []home.EntryRow
+	total, err := h.EachEntryRow(context.Background(), q, func(r home.EntryRow) error {
+		rows = append(rows, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, total
 }

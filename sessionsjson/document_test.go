@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -274,10 +275,38 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// keysOf returns the keys EachKey reads, each where it first appears (the runtime's dict
+// order).
+func keysOf(data []byte, rules Rules) ([]string, error) {
+	seen := map[string]bool{}
+	var keys []string
+	err := EachKey(data, rules, func(key string) {
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
 func fuzzDecodeOne(t *testing.T, data []byte, rules Rules) {
+	keys, kerr := keysOf(data, rules)
 	d, err := Decode(data, rules)
+	if (kerr == nil) != (err == nil) {
+		t.Fatalf("EachKey: %v, Decode: %v", kerr, err)
+	}
 	if err != nil {
 		return
+	}
+	var want []string
+	for _, e := range d.Entries() {
+		want = append(want, e.Key)
+	}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("EachKey keys %q, Decode's entries %q", keys, want)
 	}
 	if !bytes.Equal(d.Encode(true), data) {
 		t.Fatal("Encode without edits changed the bytes")
@@ -359,5 +388,36 @@ func TestEncodeToMatchesEncode(t *testing.T) {
 		if !bytes.Equal(streamed.Bytes(), encoded) || !bytes.Contains(encoded, []byte(`"suspended": true`)) {
 			t.Errorf("%s: EncodeTo and Encode differ, or the edit is missing", f.name)
 		}
+	}
+}
+
+// TestEachKey: the keys EachKey reads are those of Decode's entries, in the same order once a
+// duplicate is taken where it first appears; "_" keys are left out where the generation skips
+// them (r0703+), and a file Decode refuses is refused.
+func TestEachKey(t *testing.T) {
+	tests := []struct {
+		name, data string
+		gen        Generation
+		want       []string
+		fails      bool
+	}{
+		{"duplicate first", `{"a": 1, "b": ` + validEntry + `, "a": ` + validEntry + `}`, GenR0715, []string{"a", "b"}, false},
+		{"underscore skipped", `{"_README": "x", "k": ` + validEntry + `}`, GenR0715, []string{"k"}, false},
+		{"underscore kept", `{"_README": "x", "k": ` + validEntry + `}`, GenR0418, []string{"_README", "k"}, false},
+		{"empty", `{}`, GenR0715, nil, false},
+		{"not an object", `[]`, GenR0715, nil, true},
+		{"truncated", `{"a": {`, GenR0715, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, err := keysOf([]byte(tt.data), RulesFor(tt.gen))
+			if (err != nil) != tt.fails {
+				t.Fatalf("EachKey error %v, want failure %v", err, tt.fails)
+			}
+			if !slices.Equal(keys, tt.want) {
+				t.Errorf("EachKey keys %q, want %q", keys, tt.want)
+			}
+			fuzzDecodeOne(t, []byte(tt.data), RulesFor(tt.gen))
+		})
 	}
 }

@@ -306,6 +306,32 @@ func checkText(data []byte) error {
 	return nil
 }
 
+// utf8Window is how much checkTextReleasing validates before it releases it.
+const utf8Window = 1 << 20
+
+// checkTextReleasing is checkText validating data a window at a time (each window ends at
+// the start of a character) and releasing each window once checked.
+func checkTextReleasing(data []byte, release func(upTo int)) error {
+	if bytes.HasPrefix(data, utf8BOM) {
+		return checkText(data)
+	}
+	for i := 0; i < len(data); {
+		end := min(i+utf8Window, len(data))
+		for end < len(data) && end > i && !utf8.RuneStart(data[end]) {
+			end--
+		}
+		if end == i { // no character starts in the window: let checkText say where it fails
+			return checkText(data)
+		}
+		if !utf8.Valid(data[i:end]) {
+			return checkText(data)
+		}
+		release(end)
+		i = end
+	}
+	return nil
+}
+
 func invalidUTF8At(data []byte) int {
 	for i := 0; i < len(data); {
 		r, n := utf8.DecodeRune(data[i:])

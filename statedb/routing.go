@@ -21,11 +21,46 @@ type RoutingRow struct {
 // RoutingRows returns the gateway_routing rows of scope ordered by key; nil when the table
 // does not exist (the routing index is then sessions.json).
 func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, error) {
+	return db.routingRows(ctx, routingRowsQuery+` ORDER BY session_key`, scope)
+}
+
+// RoutingEntryPage returns, in RoutingRows' order, at most limit of its rows: the first ones
+// (first) or those whose key sorts after after. A reader that queries state.db between pages
+// reads the rows page by page instead of holding them all.
+func (db *DB) RoutingEntryPage(ctx context.Context, scope string, first bool, after string, limit int) ([]RoutingRow, error) {
+	if first {
+		return db.routingRows(ctx, routingRowsQuery+` ORDER BY session_key LIMIT ?`, scope, limit)
+	}
+	return db.routingRows(ctx, routingRowsQuery+` AND session_key > ? ORDER BY session_key LIMIT ?`, scope, after, limit)
+}
+
+// CountRoutingKeys returns how many gateway_routing rows of scope have one of keys (at most
+// maxInList of them): fewer than the distinct keys means some key has no row.
+func (db *DB) CountRoutingKeys(ctx context.Context, scope string, keys []string) (int, error) {
+	if !db.schema.HasGatewayRouting || len(keys) == 0 {
+		return 0, nil
+	}
+	if len(keys) > maxInList {
+		return 0, fmt.Errorf("count gateway_routing keys: %d keys, at most %d", len(keys), maxInList)
+	}
+	var n int
+	err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM gateway_routing WHERE scope = ? AND session_key IN (`+
+		placeholders(len(keys))+`)`, append([]any{scope}, stringArgs(keys)...)...).Scan(&n)
+	if err != nil {
+		return 0, classify("read gateway_routing", err, false)
+	}
+	return n, nil
+}
+
+// routingRowsQuery selects the gateway_routing rows of a scope (the first argument).
+const routingRowsQuery = `SELECT scope, session_key, entry_json, updated_at FROM gateway_routing WHERE scope = ?`
+
+// routingRows runs a query of gateway_routing rows; nil without the table.
+func (db *DB) routingRows(ctx context.Context, query string, args ...any) ([]RoutingRow, error) {
 	if !db.schema.HasGatewayRouting {
 		return nil, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT scope, session_key, entry_json, updated_at
-		FROM gateway_routing WHERE scope = ? ORDER BY session_key`, scope)
+	rows, err := db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, classify("read gateway_routing", err, false)
 	}

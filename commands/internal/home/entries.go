@@ -2,7 +2,6 @@ package home
 
 import (
 	"context"
-	"time"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
@@ -26,6 +25,8 @@ type EntryRow struct {
 	// Legacy: only sessions.json holds it on a db-primary home; the runtime imports it at
 	// its next load (Routing.Legacy).
 	Legacy bool `json:"legacy,omitempty"`
+	// Updated is UpdatedAt parsed (the table's age).
+	Updated sessionsjson.Timestamp `json:"-"`
 }
 
 // EntryQuery selects routing entries.
@@ -35,32 +36,19 @@ type EntryQuery struct {
 	Limit                           int // 0: all
 }
 
-// SelectEntries returns the rows of the entries q selects, in order, at most q.Limit of them,
-// and how many it selects in all.
-func (h *Home) SelectEntries(rows map[string]Row, q EntryQuery) ([]EntryRow, int) {
-	now := h.Opts.Clock.NaiveLocalMicros(time.Local)
-	list := []EntryRow{}
-	total := 0
-	for _, e := range h.Routing.Entries {
-		stale := e.StaleMarker(now)
-		if (q.ResumePending && !e.ResumePending) || (q.Suspended && !e.Suspended) ||
-			(q.Stale && !stale) || (q.Platform != "" && e.Platform != q.Platform) {
-			continue
-		}
-		total++
-		if q.Limit > 0 && len(list) >= q.Limit {
-			continue
-		}
-		list = append(list, h.entryRow(rows, e, stale))
-	}
-	return list, total
+// selects reports whether q selects e at now (naive local microseconds), and whether e
+// carries a stale marker.
+func (q EntryQuery) selects(e *sessionsjson.Entry, now int64) (stale, ok bool) {
+	stale = e.StaleMarker(now)
+	return stale, !(q.ResumePending && !e.ResumePending) && !(q.Suspended && !e.Suspended) &&
+		!(q.Stale && !stale) && (q.Platform == "" || e.Platform == q.Platform)
 }
 
 func (h *Home) entryRow(rows map[string]Row, e *sessionsjson.Entry, stale bool) EntryRow {
 	r := EntryRow{
 		Key: e.Key, SessionID: e.SessionID, Platform: e.Platform,
 		ResumePending: e.ResumePending, ResumeReason: e.ResumeReason, Suspended: e.Suspended,
-		UpdatedAt: e.UpdatedAt.Raw, Row: RowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
+		UpdatedAt: e.UpdatedAt.Raw, Updated: e.UpdatedAt, Row: RowState(rows, e.SessionID), Tip: rows[e.SessionID].Tip,
 		Skip: e.Skip, Stale: stale, Legacy: h.IsLegacy(e.Key),
 	}
 	if e.LastResumeMarkedAt != nil {

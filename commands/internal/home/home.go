@@ -138,6 +138,9 @@ const (
 	Restore
 	// Database (state.db repairs): the gateway verdict and state.db only.
 	Database
+	// List (entries list): as Read, except that the entries of a db-primary home are not
+	// loaded but streamed by EachEntryRow, and sessions.json is read for its keys only.
+	List
 )
 
 // tolerant reports whether an unreadable sessions.json is recorded instead of failing.
@@ -175,6 +178,7 @@ type Routing struct {
 	// them; sessionctl shows them and edits them where they are, in sessions.json.
 	Legacy map[string]bool
 	byKey  map[string]*sessionsjson.Entry
+	stream *entryStream // set instead of Entries on a db-primary home opened for List
 }
 
 // IsLegacy reports whether key names a legacy entry (see Routing.Legacy).
@@ -221,6 +225,11 @@ func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
 		}
 		h.DBErr, h.Gen = err, sessionsjson.GenUnknown
 	}
+	if purpose == List {
+		if streamed, err := h.streamRouting(ctx); err != nil || streamed {
+			return h.finishOpen(err, purpose)
+		}
+	}
 	if err := h.LoadMirror(); err != nil {
 		if !purpose.tolerant() {
 			h.Close()
@@ -228,15 +237,22 @@ func Open(ctx context.Context, o Options, purpose Purpose) (*Home, error) {
 		}
 		h.Mirror.Err = err
 	}
-	if err := h.loadRouting(ctx, purpose); err != nil {
+	return h.finishOpen(h.loadRouting(ctx, purpose), purpose)
+}
+
+// finishOpen ends Open once the routing index is read (err: it could not be): the counts
+// file and the clean-shutdown marker.
+func (h *Home) finishOpen(err error, purpose Purpose) (*Home, error) {
+	if err == nil {
+		if err = h.loadCounts(); err != nil && purpose.tolerant() {
+			err = nil
+		}
+	}
+	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	if err := h.loadCounts(); err != nil && !purpose.tolerant() {
-		h.Close()
-		return nil, err
-	}
-	h.CleanShutdown = fileExists(o.Home.CleanShutdownFile())
+	h.CleanShutdown = fileExists(h.Opts.Home.CleanShutdownFile())
 	return h, nil
 }
 
@@ -338,12 +354,7 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
-	r.Foreign = map[string]int{}
-	for scope, n := range scopes {
-		if scope != r.Scope {
-			r.Foreign[scope] = n
-		}
-	}
+	r.Foreign = foreignScopes(scopes, r.Scope)
 	if scopes[r.Scope] == 0 && len(r.Foreign) == 0 {
 		r.Source = SourceNotImported
 		return nil
@@ -366,6 +377,17 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 		return err
 	}
 	return h.addLegacy(keys)
+}
+
+// foreignScopes returns the row counts of the scopes other than scope.
+func foreignScopes(scopes map[string]int, scope string) map[string]int {
+	out := map[string]int{}
+	for s, n := range scopes {
+		if s != scope {
+			out[s] = n
+		}
+	}
+	return out
 }
 
 // mirrorKey is a key of the sessions.json mirror and whether the runtime loads its entry.
@@ -400,6 +422,29 @@ func (h *Home) addLegacy(keys []mirrorKey) error {
 	for _, e := range r.Entries {
 		rowLoads[e.Key] = e.Skip == ""
 	}
+	legacy, replaced, err := h.legacyEntries(keys, rowLoads)
+	if err != nil || len(legacy) == 0 {
+		return err
+	}
+	r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
+	r.Entries = append(r.Entries, legacy...)
+	r.Legacy = legacyKeys(legacy)
+	return nil
+}
+
+// legacyKeys returns the set of the keys of legacy.
+func legacyKeys(legacy []*sessionsjson.Entry) map[string]bool {
+	out := make(map[string]bool, len(legacy))
+	for _, e := range legacy {
+		out[e.Key] = true
+	}
+	return out
+}
+
+// legacyEntries returns the legacy entries of a db-primary home whose mirror has keys and
+// whose rows load as rowLoads says (key → the runtime loads the row), in mirror order, and
+// the keys whose rows they replace.
+func (h *Home) legacyEntries(keys []mirrorKey, rowLoads map[string]bool) ([]*sessionsjson.Entry, map[string]bool, error) {
 	var take []string
 	replaced := map[string]bool{}
 	for _, k := range keys {
@@ -412,7 +457,7 @@ func (h *Home) addLegacy(keys []mirrorKey) error {
 		}
 	}
 	if len(take) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	doc := h.Mirror.Doc
 	if doc == nil {
@@ -421,7 +466,7 @@ func (h *Home) addLegacy(keys []mirrorKey) error {
 			err = h.decodeMirror(data)
 		}
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		doc, h.Mirror.Doc = h.Mirror.Doc, nil
 	}
@@ -434,17 +479,11 @@ func (h *Home) addLegacy(keys []mirrorKey) error {
 		}
 		c, err := sessionsjson.DecodeEntry(key, bytes.Clone(m.Text()), h.Rules)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		legacy = append(legacy, c)
 	}
-	r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
-	r.Legacy = make(map[string]bool, len(legacy))
-	for _, e := range legacy {
-		r.Entries = append(r.Entries, e)
-		r.Legacy[e.Key] = true
-	}
-	return nil
+	return legacy, replaced, nil
 }
 
 // dropMirror lets go of the decoded sessions.json mirror of a db-primary home unless the

@@ -49,12 +49,17 @@ func (h *Home) TipRule() statedb.TipRule {
 // Rows reads the state.db rows the routing entries point at, with compression tips under
 // the generation's rule.
 func (h *Home) Rows(ctx context.Context) (map[string]Row, error) {
+	return h.rowsOf(ctx, h.Routing.Entries)
+}
+
+// rowsOf reads the state.db rows entries point at, with their compression tips.
+func (h *Home) rowsOf(ctx context.Context, entries []*sessionsjson.Entry) (map[string]Row, error) {
 	rows := map[string]Row{}
 	if h.DB == nil {
 		return rows, nil
 	}
-	ids := make([]string, 0, len(h.Routing.Entries))
-	for _, e := range h.Routing.Entries {
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
 		if e.SessionID != "" {
 			ids = append(ids, e.SessionID)
 		}

@@ -1,0 +1,233 @@
+package home
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+)
+
+// entryPage is how many routing entries a streamed list reads, with their state.db rows, at
+// a time.
+const entryPage = 512
+
+// entryStream is the routing index of a db-primary home opened for List: its entries are
+// read from gateway_routing page by page when listed, never all held.
+type entryStream struct {
+	// legacy: sessions.json has a key no row has, or the runtime skips a row, so there may be
+	// legacy entries (Routing.Legacy).
+	legacy bool
+}
+
+// mirrorKeyBatch is how many keys of sessions.json are looked up in gateway_routing at once.
+const mirrorKeyBatch = 500
+
+// streamRouting prepares the entries of a db-primary home to be streamed (EachEntryRow)
+// instead of loaded. Whether there can be legacy entries at all is settled first, cheaply:
+// sessions.json is read for its keys only, looked up in gateway_routing by the batch, and the
+// rows are read once for whether the runtime skips any (then a key of the mirror may name a
+// legacy entry; EachEntryRow takes them as Read does). The mirror is read before the rows so
+// that its bytes, let go at once, are the whole peak. It reports false, having changed
+// nothing, when the home is not db-primary with rows of its own scope: the entries are then
+// loaded as for Read.
+func (h *Home) streamRouting(ctx context.Context) (bool, error) {
+	if h.DB == nil || !h.Schema.HasGatewayRouting {
+		return false, nil
+	}
+	scopes, err := h.DB.RoutingScopes(ctx)
+	if err != nil {
+		return false, fmt.Errorf("state.db: %w", err)
+	}
+	r := &h.Routing
+	if scopes[r.Scope] == 0 {
+		return false, nil
+	}
+	h.settleRules(nil)
+	legacy, err := h.mirrorKeyMissing(ctx)
+	if err == nil && !legacy {
+		err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
+			for _, e := range entries {
+				legacy = legacy || e.Skip != ""
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return false, err
+	}
+	h.Storage, r.Source, r.Foreign = StorageDB, SourceGatewayRouting, foreignScopes(scopes, r.Scope)
+	r.stream = &entryStream{legacy: legacy}
+	return true, nil
+}
+
+// mirrorKeyMissing reads the keys of sessions.json and reports whether one has no row of this
+// home's scope. The file is checked as Read checks it, but never held whole in memory
+// (sessionsjson.EachKeyOfFile).
+func (h *Home) mirrorKeyMissing(ctx context.Context) (bool, error) {
+	missing := false
+	var lookupErr error
+	batch := map[string]bool{}
+	lookup := func() {
+		keys := make([]string, 0, len(batch))
+		for k := range batch {
+			keys = append(keys, k)
+		}
+		clear(batch)
+		n, err := h.DB.CountRoutingKeys(ctx, h.Routing.Scope, keys)
+		missing, lookupErr = missing || n < len(keys), errors.Join(lookupErr, err)
+	}
+	path := h.Opts.Home.SessionsJSON()
+	err := sessionsjson.EachKeyOfFile(path, sessionsjson.MaxSessionsJSONBytes, h.Rules, func(key string) {
+		if !missing && lookupErr == nil {
+			if batch[key] = true; len(batch) == mirrorKeyBatch {
+				lookup()
+			}
+		}
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, failure.Mark(failure.Data, readError(path, err))
+	}
+	if len(batch) > 0 && !missing && lookupErr == nil {
+		lookup()
+	}
+	if lookupErr != nil {
+		return false, fmt.Errorf("state.db: %w", lookupErr)
+	}
+	return missing, nil
+}
+
+// EachEntryRow calls emit with the row of each entry q selects, in order, at most q.Limit of
+// them, and returns how many q selects in all. The entries of a home opened for List on a
+// db-primary home are read page by page (entryPage entries and their state.db rows at a
+// time); any other home's are those loaded.
+func (h *Home) EachEntryRow(ctx context.Context, q EntryQuery, emit func(EntryRow) error) (int, error) {
+	sel := &entrySelection{h: h, q: q, now: h.Opts.Clock.NaiveLocalMicros(time.Local), emit: emit}
+	if h.Routing.stream == nil {
+		err := sel.page(ctx, h.Routing.Entries)
+		return sel.total, err
+	}
+	legacy, replaced, err := h.streamedLegacy(ctx)
+	if err != nil {
+		return 0, err
+	}
+	h.Routing.Legacy = legacyKeys(legacy)
+	err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
+		kept := entries[:0]
+		for _, e := range entries {
+			if !replaced[e.Key] {
+				kept = append(kept, e)
+			}
+		}
+		return sel.page(ctx, kept)
+	})
+	if err == nil {
+		err = sel.page(ctx, legacy)
+	}
+	return sel.total, err
+}
+
+// streamedLegacy returns the legacy entries of a streamed home and the keys whose rows they
+// replace. Only when sessions.json has a key no row has, or the runtime skips a row, is the
+// mirror decoded, to take them as Read does.
+func (h *Home) streamedLegacy(ctx context.Context) ([]*sessionsjson.Entry, map[string]bool, error) {
+	if !h.Routing.stream.legacy {
+		return nil, nil, nil
+	}
+	data, err := h.readMirror()
+	if err == nil && data != nil {
+		err = h.decodeMirror(data)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := h.mirrorKeys()
+	h.Mirror.Doc = nil
+	rowLoads := map[string]bool{}
+	err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
+		for _, e := range entries {
+			rowLoads[e.Key] = e.Skip == ""
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.legacyEntries(keys, rowLoads)
+}
+
+// eachRoutingPage calls fn with the decoded entries of the home's gateway_routing rows, in
+// order, entryPage at a time (fn may reuse the slice).
+func (h *Home) eachRoutingPage(ctx context.Context, fn func([]*sessionsjson.Entry) error) error {
+	first, after := true, ""
+	entries := make([]*sessionsjson.Entry, 0, entryPage)
+	for {
+		rows, err := h.DB.RoutingEntryPage(ctx, h.Routing.Scope, first, after, entryPage)
+		if err != nil {
+			return fmt.Errorf("state.db: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		entries = entries[:0]
+		for _, row := range rows {
+			e, err := sessionsjson.DecodeEntry(row.Key, []byte(row.EntryJSON), h.Rules)
+			if err != nil {
+				return fmt.Errorf("gateway_routing row %q: %w", row.Key, err)
+			}
+			entries = append(entries, e)
+		}
+		if err := fn(entries); err != nil {
+			return err
+		}
+		first, after = false, rows[len(rows)-1].Key
+	}
+}
+
+// entrySelection selects entries page by page and emits their rows.
+type entrySelection struct {
+	h     *Home
+	q     EntryQuery
+	now   int64
+	emit  func(EntryRow) error
+	total int // entries selected so far
+	shown int // rows emitted so far
+}
+
+// page emits the rows of the entries of one page that q selects, reading the state.db rows
+// of those it emits.
+func (s *entrySelection) page(ctx context.Context, entries []*sessionsjson.Entry) error {
+	var picked []*sessionsjson.Entry
+	var stale []bool
+	for _, e := range entries {
+		isStale, ok := s.q.selects(e, s.now)
+		if !ok {
+			continue
+		}
+		s.total++
+		if s.q.Limit > 0 && s.shown+len(picked) >= s.q.Limit {
+			continue
+		}
+		picked, stale = append(picked, e), append(stale, isStale)
+	}
+	if len(picked) == 0 {
+		return nil
+	}
+	rows, err := s.h.rowsOf(ctx, picked)
+	if err != nil {
+		return err
+	}
+	for i, e := range picked {
+		if err := s.emit(s.h.entryRow(rows, e, stale[i])); err != nil {
+			return err
+		}
+	}
+	s.shown += len(picked)
+	return nil
+}

@@ -1,0 +1,70 @@
+package sessionsjson
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// EachKeyOfFile is EachKey over the regular file at path (refused as ReadRegularFile refuses
+// it, a missing file an fs.ErrNotExist error), without holding the file whole in memory where
+// the platform maps files: the file is mapped, and the pages already read leave memory as the
+// scan moves on (elsewhere it is read whole). A file cut shorter while it is read ends the
+// scan with an error, never a crash.
+func EachKeyOfFile(path string, limit int64, rules Rules, fn func(key string)) (err error) {
+	m, err := mapRegularFile(path, limit)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if uerr := m.unmap(); err == nil && uerr != nil {
+			err = fmt.Errorf("unmap %s: %w", path, uerr)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = fmt.Errorf("read %s: %w", path, errFileShrank)
+		}
+	}()
+	return eachKey(m.data, rules, fn, m.release)
+}
+
+// errFileShrank reports a mapped file cut shorter while it was read.
+var errFileShrank = errors.New("the file was cut shorter while it was read (changed in place, not replaced)")
+
+// mapping is a file's contents in memory: mapped where the platform maps files, else read.
+type mapping struct {
+	data     []byte
+	released int               // how much of data has been let go
+	drop     func(n int) error // lets go of the pages of data[:n] (nil: nothing to let go)
+	close    func() error      // ends the mapping (nil: nothing to end)
+}
+
+// releaseStep is how far a scan moves on between two releases of a mapped file's pages.
+const releaseStep = 1 << 20
+
+// release lets go of the pages of data before upTo, a releaseStep or more at a time; an upTo
+// before the last one starts a new pass over data (eachKey checks the text, then scans it).
+func (m *mapping) release(upTo int) {
+	if upTo < m.released {
+		m.released = 0
+	}
+	if m.drop == nil || upTo-m.released < releaseStep {
+		return
+	}
+	if m.drop(upTo) == nil {
+		m.released = upTo
+	}
+}
+
+// unmap ends the mapping.
+func (m *mapping) unmap() error {
+	if m.close == nil {
+		return nil
+	}
+	return m.close()
+}
