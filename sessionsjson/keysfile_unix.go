@@ -12,22 +12,15 @@ import (
 // mapRegularFile maps the regular file at path read-only, after the checks ReadRegularFile
 // makes. An empty file is not mapped.
 func mapRegularFile(path string, limit int64) (*mapping, error) {
-	f, err := OpenRegularFile(path)
+	f, size, err := openWithin(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, tooLarge(path, limit)
-	}
-	if st.Size() == 0 {
+	if size == 0 {
 		return &mapping{data: []byte{}}, nil
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}

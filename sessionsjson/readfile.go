@@ -51,19 +51,12 @@ func (e *fileError) Is(target error) bool { return target == e.kind || target ==
 // waiting for a writer, and then refused. A file that grows past limit while it is read is
 // refused too. A missing file is an fs.ErrNotExist error, as from os.ReadFile.
 func ReadRegularFile(path string, limit int64) ([]byte, error) {
-	f, err := OpenRegularFile(path)
+	f, size, err := openWithin(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, tooLarge(path, limit)
-	}
-	data := make([]byte, 0, st.Size()+1) // +1: the read at the end sees EOF without growing
+	data := make([]byte, 0, size+1) // +1: the read at the end sees EOF without growing
 	data, err = readAllInto(data, io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -72,6 +65,24 @@ func ReadRegularFile(path string, limit int64) ([]byte, error) {
 		return nil, tooLarge(path, limit)
 	}
 	return data, nil
+}
+
+// openWithin opens the regular file at path (OpenRegularFile) and returns its size, refusing
+// a file larger than limit bytes (ErrTooLarge). The caller closes the file.
+func openWithin(path string, limit int64) (*os.File, int64, error) {
+	f, err := OpenRegularFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() > limit {
+		err = tooLarge(path, limit)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
 
 // OpenRegularFile opens path read-only without blocking (O_NONBLOCK, O_NOCTTY: a named pipe
