@@ -28,12 +28,11 @@ const mirrorKeyBatch = 500
 
 // streamRouting prepares the entries of a db-primary home to be streamed (EachEntryRow)
 // instead of loaded. Whether there can be legacy entries at all is settled first, cheaply:
-// sessions.json is read for its keys only, looked up in gateway_routing by the batch, and the
-// rows are read once for whether the runtime skips any (then a key of the mirror may name a
-// legacy entry; EachEntryRow takes them as Read does). The mirror is read before the rows so
-// that its bytes, let go at once, are the whole peak. It reports false, having changed
-// nothing, when the home is not db-primary with rows of its own scope: the entries are then
-// loaded as for Read.
+// sessions.json is read for its keys only, looked up in gateway_routing by the batch, and,
+// unless a key has no row, the rows are read once for whether the runtime skips any (then a
+// key of the mirror may name a legacy entry; EachEntryRow takes them as Read does). It
+// reports false, having changed nothing, when the home is not db-primary with rows of its own
+// scope: the entries are then loaded as for Read.
 func (h *Home) streamRouting(ctx context.Context) (bool, error) {
 	if h.DB == nil || !h.Schema.HasGatewayRouting {
 		return false, nil
