@@ -88,8 +88,9 @@ func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.F
 	defer h.Close()
 	findings := check.Scope(h)
 	switch {
-	case format == listout.Table && o.quiet:
-		return nil
+	case format == listout.Table && o.quiet: // read all the same: a fault still fails the run
+		_, err := h.EachEntryRow(c.Context, f, func(home.EntryRow) error { return nil })
+		return err
 	case format == listout.Table:
 		printFindings(o, findings)
 	case format != listout.JSON && format != listout.NDJSON:

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 )
 
 // TestListFormats: sessions list and entries list in every --format give the same items,
@@ -277,5 +280,35 @@ func TestStreamTableChunks(t *testing.T) {
 	}
 	if n := strings.Count(got.String(), "\n"); n != len(rows)+1 {
 		t.Errorf("%d lines, want %d", n, len(rows)+1)
+	}
+}
+
+// failingWriter fails every write once n bytes are written.
+type failingWriter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.n < len(p) {
+		return 0, errDiskFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestStreamTableWriteFails: a streamed table whose output fails part-way stops and says the
+// failure once (every later write and flush of the writer fails the same way).
+func TestStreamTableWriteFails(t *testing.T) {
+	l, err := listout.NewWriter(&failingWriter{n: 100 << 10}, listout.Table, listout.Spec[[]string]{
+		Table: tableOf("ID", "TITLE"), Cells: func(r []string) []string { return r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20000 && err == nil; i++ {
+		err = l.Add([]string{fmt.Sprintf("s%06d", i), "a title"})
+	}
+	err = l.End(err, nil)
+	if !errors.Is(err, errDiskFull) || strings.Count(err.Error(), "disk full") != 1 {
+		t.Errorf("End = %v, want the write failure said once", err)
 	}
 }

@@ -3,9 +3,11 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -59,7 +61,9 @@ func TestListsCarryTotal(t *testing.T) {
 // (home.List): the rows it gives are those of the loaded index (home.Read), in the same
 // order, every filter and --limit alike: on every fixture generation, with a key only
 // sessions.json has (a legacy entry), with a row the runtime skips while the mirror's entry
-// loads (the mirror's replaces it), and with more entries than a page.
+// loads (the mirror's replaces it), with more entries than a page, and on hostile tables: a
+// BLOB key (it sorts after every text key), an updated_at that is no number (the list never
+// reads it), a table without a primary key holding a key twice while a mirror key has no row.
 func TestEntriesStreamedAsLoaded(t *testing.T) {
 	homes := map[string]string{}
 	gens := fixtureGenerations()
@@ -81,6 +85,22 @@ func TestEntriesStreamedAsLoaded(t *testing.T) {
 		SELECT g.scope, g.session_key || ':copy' || n.i, g.entry_json, g.updated_at FROM gateway_routing g, n
 		WHERE g.session_key = (SELECT min(session_key) FROM gateway_routing)`)
 	homes["more than a page"] = many
+	blob := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(blob, "state.db"), `UPDATE gateway_routing SET session_key = CAST(session_key AS BLOB)
+		WHERE session_key = (SELECT max(session_key) FROM gateway_routing)`)
+	homes["blob key"] = blob
+	text := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(text, "state.db"), `UPDATE gateway_routing SET updated_at = 'not a number'
+		WHERE session_key = (SELECT min(session_key) FROM gateway_routing)`)
+	homes["updated_at not a number"] = text
+	nopk := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(nopk, "state.db"),
+		`CREATE TABLE g2 (scope TEXT, session_key TEXT, entry_json TEXT, updated_at REAL)`,
+		`INSERT INTO g2 SELECT scope, session_key, entry_json, updated_at FROM gateway_routing`,
+		`DROP TABLE gateway_routing`, `ALTER TABLE g2 RENAME TO gateway_routing`,
+		`DELETE FROM gateway_routing WHERE session_key = 'agent:main:slack:dm:D043095675'`,
+		`INSERT INTO gateway_routing SELECT * FROM gateway_routing WHERE session_key = (SELECT max(session_key) FROM gateway_routing)`)
+	homes["no primary key"] = nopk
 	clock, err := parseClock(fixtureNow, true)
 	if err != nil {
 		t.Fatal(err)
@@ -99,16 +119,47 @@ func TestEntriesStreamedAsLoaded(t *testing.T) {
 	}
 }
 
+// TestEntriesStreamedFailsAsLoaded: where the loaded index cannot be read, the streamed one
+// fails the same way when the home is opened: a gateway_routing row that is no JSON (with a
+// key only sessions.json has besides), a sessions.json that is no JSON.
+func TestEntriesStreamedFailsAsLoaded(t *testing.T) {
+	badRow := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(badRow, "state.db"),
+		`DELETE FROM gateway_routing WHERE session_key = 'agent:main:slack:dm:D043095675'`,
+		`UPDATE gateway_routing SET entry_json = '{bad' WHERE session_key = (SELECT max(session_key) FROM gateway_routing)`)
+	badMirror := fixtureHome(t, genDB)
+	if err := os.WriteFile(filepath.Join(badMirror, "sessions", "sessions.json"), []byte(`{"a": tru}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock, err := parseClock(fixtureNow, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{"row": badRow, "mirror": badMirror} {
+		opts := home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: clock, Command: "entries list"}
+		_, rerr := home.Open(context.Background(), opts, home.Read)
+		_, lerr := home.Open(context.Background(), opts, home.List)
+		if rerr == nil || lerr == nil || rerr.Error() != lerr.Error() || exitCode(context.Background(), rerr) != exitCode(context.Background(), lerr) {
+			t.Errorf("%s: Read: %v; List: %v", name, rerr, lerr)
+		}
+	}
+	if code, _, _ := runChild(t, 0, "--home", badRow, "--now", fixtureNow, "-q", "entries", "list"); code != ExitData {
+		t.Errorf("entries list -q on a bad row: exit %d, want %d", code, ExitData)
+	}
+}
+
 // entryRowsOf opens dir for purpose and returns the entry rows q selects and their total.
 func entryRowsOf(t *testing.T, dir string, clock sessionsjson.Clock, purpose home.Purpose, q home.EntryQuery) ([]home.EntryRow, int) {
 	t.Helper()
-	h, err := home.Open(context.Background(), home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: clock, Command: "entries list"}, purpose)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a list that never ends fails
+	defer cancel()
+	h, err := home.Open(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: clock, Command: "entries list"}, purpose)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	var rows []home.EntryRow
-	total, err := h.EachEntryRow(context.Background(), q, func(r home.EntryRow) error {
+	total, err := h.EachEntryRow(ctx, q, func(r home.EntryRow) error {
 		rows = append(rows, r)
 		return nil
 	})

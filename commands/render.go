@@ -122,13 +122,6 @@ func (s *streamTable) start() error {
 	if s.table, err = s.newTable(s.w); err != nil {
 		return err
 	}
-	s.table.Header(toAny(s.header)...)
-	for _, row := range s.sample {
-		if err := s.table.Append(row); err != nil {
-			return fmt.Errorf("render table: %w", err)
-		}
-	}
-	s.sample = nil
 	s.rest = listout.NewOrdered(s.w, func(w io.Writer) (listout.RowFunc, error) {
 		t, err := s.newTable(w)
 		if err != nil {
@@ -141,6 +134,13 @@ func (s *streamTable) start() error {
 			return nil
 		}, nil
 	})
+	s.table.Header(toAny(s.header)...)
+	for _, row := range s.sample {
+		if err := s.table.Append(row); err != nil {
+			return fmt.Errorf("render table: %w", err)
+		}
+	}
+	s.sample = nil
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"unsafe"
 )
 
 // EachKeyOfFile is EachKey over the regular file at path (refused as ReadRegularFile refuses
@@ -24,8 +25,8 @@ func EachKeyOfFile(path string, limit int64, rules Rules, fn func(key string)) (
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
+			if f, fault := r.(interface{ Addr() uintptr }); !fault || !m.holds(f.Addr()) {
+				panic(r) // not a fault in the mapping: not this function's to answer
 			}
 			err = fmt.Errorf("read %s: %w", path, errFileShrank)
 		}
@@ -59,6 +60,12 @@ func (m *mapping) release(upTo int) {
 	if m.drop(upTo) == nil {
 		m.released = upTo
 	}
+}
+
+// holds reports whether addr lies in data.
+func (m *mapping) holds(addr uintptr) bool {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
+	return len(m.data) > 0 && addr >= base && addr < base+uintptr(len(m.data))
 }
 
 // unmap ends the mapping.

@@ -3,6 +3,7 @@ package statedb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -21,46 +22,11 @@ type RoutingRow struct {
 // RoutingRows returns the gateway_routing rows of scope ordered by key; nil when the table
 // does not exist (the routing index is then sessions.json).
 func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, error) {
-	return db.routingRows(ctx, routingRowsQuery+` ORDER BY session_key`, scope)
-}
-
-// RoutingEntryPage returns, in RoutingRows' order, at most limit of its rows: the first ones
-// (first) or those whose key sorts after after. A reader that queries state.db between pages
-// reads the rows page by page instead of holding them all.
-func (db *DB) RoutingEntryPage(ctx context.Context, scope string, first bool, after string, limit int) ([]RoutingRow, error) {
-	if first {
-		return db.routingRows(ctx, routingRowsQuery+` ORDER BY session_key LIMIT ?`, scope, limit)
-	}
-	return db.routingRows(ctx, routingRowsQuery+` AND session_key > ? ORDER BY session_key LIMIT ?`, scope, after, limit)
-}
-
-// CountRoutingKeys returns how many gateway_routing rows of scope have one of keys (at most
-// maxInList of them): fewer than the distinct keys means some key has no row.
-func (db *DB) CountRoutingKeys(ctx context.Context, scope string, keys []string) (int, error) {
-	if !db.schema.HasGatewayRouting || len(keys) == 0 {
-		return 0, nil
-	}
-	if len(keys) > maxInList {
-		return 0, fmt.Errorf("count gateway_routing keys: %d keys, at most %d", len(keys), maxInList)
-	}
-	var n int
-	err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM gateway_routing WHERE scope = ? AND session_key IN (`+
-		placeholders(len(keys))+`)`, append([]any{scope}, stringArgs(keys)...)...).Scan(&n)
-	if err != nil {
-		return 0, classify("read gateway_routing", err, false)
-	}
-	return n, nil
-}
-
-// routingRowsQuery selects the gateway_routing rows of a scope (the first argument).
-const routingRowsQuery = `SELECT scope, session_key, entry_json, updated_at FROM gateway_routing WHERE scope = ?`
-
-// routingRows runs a query of gateway_routing rows; nil without the table.
-func (db *DB) routingRows(ctx context.Context, query string, args ...any) ([]RoutingRow, error) {
 	if !db.schema.HasGatewayRouting {
 		return nil, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, query, args...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT scope, session_key, entry_json, updated_at
+		FROM gateway_routing WHERE scope = ? ORDER BY session_key`, scope)
 	if err != nil {
 		return nil, classify("read gateway_routing", err, false)
 	}
@@ -77,6 +43,92 @@ func (db *DB) routingRows(ctx context.Context, query string, args ...any) ([]Rou
 		return nil, classify("read gateway_routing", err, false)
 	}
 	return out, nil
+}
+
+// RoutingRowIDs returns the rowids of the gateway_routing rows of scope in EachRoutingEntry's
+// order (by key, then rowid): a reader that queries state.db between pages of entries
+// (EachRoutingEntryOf) keeps its place by them, whatever the keys hold.
+func (db *DB) RoutingRowIDs(ctx context.Context, scope string) ([]int64, error) {
+	if !db.schema.HasGatewayRouting {
+		return nil, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT rowid FROM gateway_routing WHERE scope = ? ORDER BY session_key, rowid`, scope)
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify("read gateway_routing", err, false)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	return out, nil
+}
+
+// EachRoutingEntryOf calls fn as EachRoutingEntry does for the gateway_routing rows of ids
+// (rowids, at most maxInList), in the order of ids; a row gone meanwhile is skipped.
+func (db *DB) EachRoutingEntryOf(ctx context.Context, ids []int64, fn func(key string, entryJSON []byte) error) error {
+	if len(ids) > maxInList {
+		return fmt.Errorf("read gateway_routing: %d rowids, at most %d", len(ids), maxInList)
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT rowid, session_key, entry_json FROM gateway_routing
+		WHERE rowid IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return classify("read gateway_routing", err, false)
+	}
+	type entry struct {
+		key  string
+		json []byte
+	}
+	byID := make(map[int64]entry, len(ids))
+	for rows.Next() {
+		var id int64
+		var e entry
+		if err := rows.Scan(&id, &e.key, &e.json); err != nil {
+			rows.Close()
+			return classify("read gateway_routing", err, false)
+		}
+		byID[id] = e
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return classify("read gateway_routing", err, false)
+	}
+	for _, id := range ids {
+		if e, ok := byID[id]; ok {
+			if err := fn(e.key, e.json); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CountRoutingKeys returns how many of keys (at most maxInList, each once) have a
+// gateway_routing row of scope: fewer than len(keys) means some key has none.
+func (db *DB) CountRoutingKeys(ctx context.Context, scope string, keys []string) (int, error) {
+	if !db.schema.HasGatewayRouting || len(keys) == 0 {
+		return 0, nil
+	}
+	if len(keys) > maxInList {
+		return 0, fmt.Errorf("count gateway_routing keys: %d keys, at most %d", len(keys), maxInList)
+	}
+	var n int
+	err := db.sql.QueryRowContext(ctx, `SELECT count(DISTINCT session_key) FROM gateway_routing WHERE scope = ? AND session_key IN (`+
+		placeholders(len(keys))+`)`, append([]any{scope}, stringArgs(keys)...)...).Scan(&n)
+	if err != nil {
+		return 0, classify("read gateway_routing", err, false)
+	}
+	return n, nil
 }
 
 // EachRoutingEntry calls fn for every gateway_routing row of scope, ordered by key, with its

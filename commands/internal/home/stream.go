@@ -18,6 +18,9 @@ const entryPage = 512
 // entryStream is the routing index of a db-primary home opened for List: its entries are
 // read from gateway_routing page by page when listed, never all held.
 type entryStream struct {
+	// order holds the rowids of the rows, in the loaded index's order (statedb.RoutingRowIDs):
+	// the pages follow it, whatever the keys hold.
+	order []int64
 	// legacy: sessions.json has a key no row has, or the runtime skips a row, so there may be
 	// legacy entries (Routing.Legacy).
 	legacy bool
@@ -27,12 +30,13 @@ type entryStream struct {
 const mirrorKeyBatch = 500
 
 // streamRouting prepares the entries of a db-primary home to be streamed (EachEntryRow)
-// instead of loaded. Whether there can be legacy entries at all is settled first, cheaply:
-// sessions.json is read for its keys only, looked up in gateway_routing by the batch, and,
-// unless a key has no row, the rows are read once for whether the runtime skips any (then a
-// key of the mirror may name a legacy entry; EachEntryRow takes them as Read does). It
-// reports false, having changed nothing, when the home is not db-primary with rows of its own
-// scope: the entries are then loaded as for Read.
+// instead of loaded. The rows are read once here, as Read reads them (a row that cannot be
+// decoded fails the open, as there), for whether the runtime skips any; sessions.json is read
+// for its keys only, looked up in gateway_routing by the batch: a key without a row, or a
+// skipped row, means there may be legacy entries (EachEntryRow then takes them as Read
+// does). It reports false, having changed nothing, when the home is not db-primary with rows
+// of its own scope, or its gateway_routing has no rowids: the entries are then loaded as for
+// Read.
 func (h *Home) streamRouting(ctx context.Context) (bool, error) {
 	if h.DB == nil || !h.Schema.HasGatewayRouting {
 		return false, nil
@@ -45,27 +49,31 @@ func (h *Home) streamRouting(ctx context.Context) (bool, error) {
 	if scopes[r.Scope] == 0 {
 		return false, nil
 	}
+	order, err := h.DB.RoutingRowIDs(ctx, r.Scope)
+	if err != nil {
+		return false, nil // a table without rowids: loaded, which reads it by key
+	}
 	h.settleRules(nil)
-	legacy, err := h.mirrorKeyMissing(ctx)
-	if err == nil && !legacy {
-		err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
-			for _, e := range entries {
-				legacy = legacy || e.Skip != ""
-			}
-			return nil
-		})
+	stream := &entryStream{order: order}
+	err = h.eachRoutingPage(ctx, stream.order, func(entries []*sessionsjson.Entry) error {
+		for _, e := range entries {
+			stream.legacy = stream.legacy || e.Skip != ""
+		}
+		return nil
+	})
+	if err == nil && !stream.legacy {
+		stream.legacy, err = h.mirrorKeyMissing(ctx)
 	}
 	if err != nil {
 		return false, err
 	}
-	h.Storage, r.Source, r.Foreign = StorageDB, SourceGatewayRouting, foreignScopes(scopes, r.Scope)
-	r.stream = &entryStream{legacy: legacy}
+	h.Storage, r.Source, r.Foreign, r.stream = StorageDB, SourceGatewayRouting, foreignScopes(scopes, r.Scope), stream
 	return true, nil
 }
 
 // mirrorKeyMissing reads the keys of sessions.json and reports whether one has no row of this
-// home's scope. The file is checked as Read checks it, but never held whole in memory
-// (sessionsjson.EachKeyOfFile).
+// home's scope. The file is checked as Read checks it (and its faults worded so), but never
+// held whole in memory (sessionsjson.EachKeyOfFile).
 func (h *Home) mirrorKeyMissing(ctx context.Context) (bool, error) {
 	missing := false
 	var lookupErr error
@@ -87,9 +95,12 @@ func (h *Home) mirrorKeyMissing(ctx context.Context) (bool, error) {
 			}
 		}
 	})
+	var format *sessionsjson.FormatError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
+	case errors.As(err, &format):
+		return false, fmt.Errorf("%s: %w", path, err) // as decodeMirror words it
 	case err != nil:
 		return false, failure.Mark(failure.Data, readError(path, err))
 	}
@@ -117,7 +128,7 @@ func (h *Home) EachEntryRow(ctx context.Context, q EntryQuery, emit func(EntryRo
 		return 0, err
 	}
 	h.Routing.Legacy = legacyKeys(legacy)
-	err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
+	err = h.eachRoutingPage(ctx, h.Routing.stream.order, func(entries []*sessionsjson.Entry) error {
 		kept := entries[:0]
 		for _, e := range entries {
 			if !replaced[e.Key] {
@@ -149,7 +160,7 @@ func (h *Home) streamedLegacy(ctx context.Context) ([]*sessionsjson.Entry, map[s
 	keys := h.mirrorKeys()
 	h.Mirror.Doc = nil
 	rowLoads := map[string]bool{}
-	err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
+	err = h.eachRoutingPage(ctx, h.Routing.stream.order, func(entries []*sessionsjson.Entry) error {
 		for _, e := range entries {
 			rowLoads[e.Key] = e.Skip == ""
 		}
@@ -161,32 +172,36 @@ func (h *Home) streamedLegacy(ctx context.Context) ([]*sessionsjson.Entry, map[s
 	return h.legacyEntries(keys, rowLoads)
 }
 
-// eachRoutingPage calls fn with the decoded entries of the home's gateway_routing rows, in
-// order, entryPage at a time (fn may reuse the slice).
-func (h *Home) eachRoutingPage(ctx context.Context, fn func([]*sessionsjson.Entry) error) error {
-	first, after := true, ""
+// eachRoutingPage calls fn with the decoded entries of the gateway_routing rows of order
+// (rowids), in that order, entryPage at a time (fn may reuse the slice). A row that cannot be
+// decoded is an error, worded as Read words it.
+func (h *Home) eachRoutingPage(ctx context.Context, order []int64, fn func([]*sessionsjson.Entry) error) error {
 	entries := make([]*sessionsjson.Entry, 0, entryPage)
-	for {
-		rows, err := h.DB.RoutingEntryPage(ctx, h.Routing.Scope, first, after, entryPage)
-		if err != nil {
-			return fmt.Errorf("state.db: %w", err)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
+	for len(order) > 0 {
+		page := order[:min(entryPage, len(order))]
+		order = order[len(page):]
 		entries = entries[:0]
-		for _, row := range rows {
-			e, err := sessionsjson.DecodeEntry(row.Key, []byte(row.EntryJSON), h.Rules)
+		var decodeErr error
+		err := h.DB.EachRoutingEntryOf(ctx, page, func(key string, entryJSON []byte) error {
+			e, err := sessionsjson.DecodeEntry(key, entryJSON, h.Rules)
 			if err != nil {
-				return fmt.Errorf("gateway_routing row %q: %w", row.Key, err)
+				decodeErr = fmt.Errorf("gateway_routing row %q: %w", key, err)
+				return decodeErr
 			}
 			entries = append(entries, e)
+			return nil
+		})
+		if decodeErr != nil {
+			return decodeErr
+		}
+		if err != nil {
+			return fmt.Errorf("state.db: %w", err)
 		}
 		if err := fn(entries); err != nil {
 			return err
 		}
-		first, after = false, rows[len(rows)-1].Key
 	}
+	return nil
 }
 
 // entrySelection selects entries page by page and emits their rows.

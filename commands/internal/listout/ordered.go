@@ -31,6 +31,7 @@ type Ordered struct {
 	jobs    chan chunkJob    // to the renderers (nil until the first chunk)
 	done    sync.WaitGroup   // the renderers
 	err     error            // the first error: nothing is written after it
+	told    bool             // err was returned by Add (Close does not return it again)
 }
 
 // chunkJob is a chunk of rows for a renderer, and where its text goes.
@@ -52,13 +53,14 @@ func NewOrdered(w io.Writer, start func(io.Writer) (RowFunc, error)) *Ordered {
 
 // Add renders row, with the other rows of its chunk once that is complete.
 func (o *Ordered) Add(row []string) error {
-	if o.err != nil {
-		return o.err
+	if o.err == nil {
+		if o.chunk = append(o.chunk, row); len(o.chunk) < orderedChunk {
+			return nil
+		}
+		o.err = o.send()
 	}
-	if o.chunk = append(o.chunk, row); len(o.chunk) < orderedChunk {
-		return nil
-	}
-	return o.send()
+	o.told = o.err != nil
+	return o.err
 }
 
 // send hands the chunk to a renderer, starting them on the first, and writes the oldest
@@ -107,7 +109,7 @@ func (o *Ordered) writeOldest() error {
 }
 
 // Close renders the last rows and writes every chunk still out, in order; after an error it
-// lets the renderers finish and writes nothing more.
+// lets the renderers finish and writes nothing more. It returns the error Add has not.
 func (o *Ordered) Close() error {
 	if len(o.chunk) > 0 && o.err == nil {
 		o.err = o.send()
@@ -122,6 +124,9 @@ func (o *Ordered) Close() error {
 		}
 		o.pending = nil
 		o.done.Wait()
+	}
+	if o.told {
+		return nil
 	}
 	return o.err
 }

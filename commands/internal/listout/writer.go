@@ -86,7 +86,7 @@ func (l *Writer[T]) Add(item T) error {
 func (l *Writer[T]) End(err error, rest map[string]any) error {
 	switch l.format {
 	case Table:
-		err = errors.Join(err, l.table.Close())
+		err = joinNew(err, l.table.Close())
 	case JSON:
 		err = l.endJSON(err, rest)
 	case NDJSON:
@@ -94,11 +94,20 @@ func (l *Writer[T]) End(err error, rest map[string]any) error {
 		if err != nil { // what follows the list is not known
 			data = nil
 		}
-		err = errors.Join(err, Line(l.w, l.spec.Envelope(data, err)))
+		err = joinNew(err, Line(l.w, l.spec.Envelope(data, err)))
 	default:
-		err = errors.Join(err, l.records.Flush())
+		err = joinNew(err, l.records.Flush())
 	}
-	return errors.Join(err, l.w.Flush())
+	return joinNew(err, l.w.Flush())
+}
+
+// joinNew joins more to err unless err already holds it: a failed write is returned again
+// by every later write and flush of the same writer, and is said once.
+func joinNew(err, more error) error {
+	if more == nil || errors.Is(err, more) {
+		return err
+	}
+	return errors.Join(err, more)
 }
 
 // Encode encodes v as JSON without HTML escaping, indented by two spaces or on one line,
