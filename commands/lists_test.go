@@ -2,10 +2,12 @@ package commands
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,7 +65,9 @@ func TestListsCarryTotal(t *testing.T) {
 // sessions.json has (a legacy entry), with a row the runtime skips while the mirror's entry
 // loads (the mirror's replaces it), with more entries than a page, and on hostile tables: a
 // BLOB key (it sorts after every text key), an updated_at that is no number (the list never
-// reads it), a table without a primary key holding a key twice while a mirror key has no row.
+// reads it), a table without a primary key holding a key twice while a mirror key has no row,
+// a key column that compares without case (the mirror's key is told apart as Read tells it),
+// a column named rowid, a WITHOUT ROWID table.
 func TestEntriesStreamedAsLoaded(t *testing.T) {
 	homes := map[string]string{}
 	gens := fixtureGenerations()
@@ -101,6 +105,17 @@ func TestEntriesStreamedAsLoaded(t *testing.T) {
 		`DELETE FROM gateway_routing WHERE session_key = 'agent:main:slack:dm:D043095675'`,
 		`INSERT INTO gateway_routing SELECT * FROM gateway_routing WHERE session_key = (SELECT max(session_key) FROM gateway_routing)`)
 	homes["no primary key"] = nopk
+	rebuild := func(create string, extra ...string) string {
+		dir := fixtureHome(t, genDB)
+		execSQL(t, filepath.Join(dir, "state.db"), append([]string{create,
+			`INSERT INTO g2 (scope, session_key, entry_json, updated_at) SELECT scope, session_key, entry_json, updated_at FROM gateway_routing`,
+			`DROP TABLE gateway_routing`, `ALTER TABLE g2 RENAME TO gateway_routing`}, extra...)...)
+		return dir
+	}
+	homes["key without case"] = rebuild(`CREATE TABLE g2 (scope TEXT, session_key TEXT COLLATE NOCASE, entry_json TEXT, updated_at REAL)`,
+		`UPDATE gateway_routing SET session_key = upper(session_key) WHERE session_key = 'agent:main:slack:dm:D043095675'`)
+	homes["a column named rowid"] = rebuild(`CREATE TABLE g2 (scope TEXT, session_key TEXT, entry_json TEXT, updated_at REAL, rowid INTEGER DEFAULT 1)`)
+	homes["without rowid"] = rebuild(`CREATE TABLE g2 (scope TEXT, session_key TEXT, entry_json TEXT, updated_at REAL, PRIMARY KEY (scope, session_key)) WITHOUT ROWID`)
 	clock, err := parseClock(fixtureNow, true)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +136,7 @@ func TestEntriesStreamedAsLoaded(t *testing.T) {
 
 // TestEntriesStreamedFailsAsLoaded: where the loaded index cannot be read, the streamed one
 // fails the same way when the home is opened: a gateway_routing row that is no JSON (with a
-// key only sessions.json has besides), a sessions.json that is no JSON.
+// key only sessions.json has besides), a NULL key, a sessions.json that is no JSON.
 func TestEntriesStreamedFailsAsLoaded(t *testing.T) {
 	badRow := fixtureHome(t, genDB)
 	execSQL(t, filepath.Join(badRow, "state.db"),
@@ -135,7 +150,13 @@ func TestEntriesStreamedFailsAsLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dir := range map[string]string{"row": badRow, "mirror": badMirror} {
+	nullKey := fixtureHome(t, genDB)
+	execSQL(t, filepath.Join(nullKey, "state.db"),
+		`CREATE TABLE g2 (scope TEXT, session_key TEXT, entry_json TEXT, updated_at REAL)`,
+		`INSERT INTO g2 SELECT scope, session_key, entry_json, updated_at FROM gateway_routing`,
+		`DROP TABLE gateway_routing`, `ALTER TABLE g2 RENAME TO gateway_routing`,
+		`UPDATE gateway_routing SET session_key = NULL WHERE session_key = (SELECT max(session_key) FROM gateway_routing)`)
+	for name, dir := range map[string]string{"row": badRow, "mirror": badMirror, "NULL key": nullKey} {
 		opts := home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: clock, Command: "entries list"}
 		_, rerr := home.Open(context.Background(), opts, home.Read)
 		_, lerr := home.Open(context.Background(), opts, home.List)
@@ -145,6 +166,52 @@ func TestEntriesStreamedFailsAsLoaded(t *testing.T) {
 	}
 	if code, _, _ := runChild(t, 0, "--home", badRow, "--now", fixtureNow, "-q", "entries", "list"); code != ExitData {
 		t.Errorf("entries list -q on a bad row: exit %d, want %d", code, ExitData)
+	}
+}
+
+// TestEntriesStreamedWhileSaved: the gateway saves its routing index while a list is read
+// (the runtime's save deletes the scope's rows and inserts them all again, new rowids and
+// all): every key is still listed once, in order.
+func TestEntriesStreamedWhileSaved(t *testing.T) {
+	dir := fixtureHome(t, genDB)
+	dbPath := filepath.Join(dir, "state.db")
+	execSQL(t, dbPath, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
+		INSERT INTO gateway_routing (scope, session_key, entry_json, updated_at)
+		SELECT g.scope, g.session_key || ':copy' || n.i, g.entry_json, g.updated_at FROM gateway_routing g, n
+		WHERE g.session_key = (SELECT min(session_key) FROM gateway_routing)`)
+	gateway, err := sql.Open("sqlite", sqliteURI(dbPath, "rw")) // a gateway holds it open: not read as immutable
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gateway.Close()
+	if _, err := gateway.Exec(`PRAGMA journal_mode`); err != nil {
+		t.Fatal(err)
+	}
+	clock, err := parseClock(fixtureNow, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := home.Open(context.Background(), home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: clock, Command: "entries list"}, home.List)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var keys []string
+	total, err := h.EachEntryRow(context.Background(), home.EntryQuery{}, func(r home.EntryRow) error {
+		if len(keys) == 1 { // the runtime's save, between two pages
+			if _, err := gateway.Exec(`CREATE TEMP TABLE saved AS SELECT * FROM gateway_routing;
+				DELETE FROM gateway_routing; INSERT INTO gateway_routing SELECT * FROM saved ORDER BY random(); DROP TABLE saved`); err != nil {
+				return err
+			}
+		}
+		keys = append(keys, r.Key)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 1218 || len(keys) != total || !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != total {
+		t.Errorf("%d keys listed of %d, sorted %v, distinct %d; want the 1218 keys once each, in order", len(keys), total, slices.IsSorted(keys), len(slices.Compact(slices.Clone(keys))))
 	}
 }
 

@@ -3,7 +3,6 @@ package statedb
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 )
@@ -45,90 +44,59 @@ func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, erro
 	return out, nil
 }
 
-// RoutingRowIDs returns the rowids of the gateway_routing rows of scope in EachRoutingEntry's
-// order (by key, then rowid): a reader that queries state.db between pages of entries
-// (EachRoutingEntryOf) keeps its place by them, whatever the keys hold.
-func (db *DB) RoutingRowIDs(ctx context.Context, scope string) ([]int64, error) {
+// RoutingCursor is where a page of gateway_routing rows ended: the last row's key as stored (a
+// BLOB key stays a BLOB, so the next page compares as ORDER BY does).
+type RoutingCursor struct {
+	key any
+}
+
+// RoutingPage calls fn as EachRoutingEntry does, in its order, for at most limit gateway_routing
+// rows of scope after after (nil: from the first), and returns where the page ended (nil when
+// it held no row). A reader that queries state.db between pages keeps its place by key, so a
+// row the gateway rewrites meanwhile is read once, as it is then. The keys of scope must be
+// unique (RoutingKeysUnique): a key twice across a page's end would lose a row.
+func (db *DB) RoutingPage(ctx context.Context, scope string, after *RoutingCursor, limit int, fn func(key string, entryJSON []byte) error) (*RoutingCursor, error) {
 	if !db.schema.HasGatewayRouting {
 		return nil, nil
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT rowid FROM gateway_routing WHERE scope = ? ORDER BY session_key, rowid`, scope)
+	// session_key twice: once read as EachRoutingEntry reads it, once as stored, for the cursor
+	query, args := `SELECT session_key, entry_json, session_key FROM gateway_routing WHERE scope = ?`, []any{scope}
+	if after != nil {
+		query, args = query+` AND session_key > ?`, append(args, after.key)
+	}
+	rows, err := db.sql.QueryContext(ctx, query+` ORDER BY session_key LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, classify("read gateway_routing", err, false)
 	}
 	defer rows.Close()
-	var out []int64
+	var last *RoutingCursor
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var key string
+		var entry []byte
+		var cur RoutingCursor
+		if err := rows.Scan(&key, &entry, &cur.key); err != nil {
 			return nil, classify("read gateway_routing", err, false)
 		}
-		out = append(out, id)
+		if err := fn(key, entry); err != nil {
+			return nil, err
+		}
+		last = &cur
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify("read gateway_routing", err, false)
 	}
-	return out, nil
+	return last, nil
 }
 
-// EachRoutingEntryOf calls fn as EachRoutingEntry does for the gateway_routing rows of ids
-// (rowids, at most maxInList), in the order of ids; a row gone meanwhile is skipped.
-func (db *DB) EachRoutingEntryOf(ctx context.Context, ids []int64, fn func(key string, entryJSON []byte) error) error {
-	if len(ids) > maxInList {
-		return fmt.Errorf("read gateway_routing: %d rowids, at most %d", len(ids), maxInList)
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT rowid, session_key, entry_json FROM gateway_routing
-		WHERE rowid IN (`+placeholders(len(ids))+`)`, args...)
+// RoutingKeysUnique reports whether no key of scope has two gateway_routing rows (true under
+// the runtime's primary key, scope and session_key), as RoutingPage needs.
+func (db *DB) RoutingKeysUnique(ctx context.Context, scope string) (bool, error) {
+	var unique bool
+	err := db.sql.QueryRowContext(ctx, `SELECT count(*) = count(DISTINCT session_key) FROM gateway_routing WHERE scope = ?`, scope).Scan(&unique)
 	if err != nil {
-		return classify("read gateway_routing", err, false)
+		return false, classify("read gateway_routing", err, false)
 	}
-	type entry struct {
-		key  string
-		json []byte
-	}
-	byID := make(map[int64]entry, len(ids))
-	for rows.Next() {
-		var id int64
-		var e entry
-		if err := rows.Scan(&id, &e.key, &e.json); err != nil {
-			rows.Close()
-			return classify("read gateway_routing", err, false)
-		}
-		byID[id] = e
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return classify("read gateway_routing", err, false)
-	}
-	for _, id := range ids {
-		if e, ok := byID[id]; ok {
-			if err := fn(e.key, e.json); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// CountRoutingKeys returns how many of keys (at most maxInList, each once) have a
-// gateway_routing row of scope: fewer than len(keys) means some key has none.
-func (db *DB) CountRoutingKeys(ctx context.Context, scope string, keys []string) (int, error) {
-	if !db.schema.HasGatewayRouting || len(keys) == 0 {
-		return 0, nil
-	}
-	if len(keys) > maxInList {
-		return 0, fmt.Errorf("count gateway_routing keys: %d keys, at most %d", len(keys), maxInList)
-	}
-	var n int
-	err := db.sql.QueryRowContext(ctx, `SELECT count(DISTINCT session_key) FROM gateway_routing WHERE scope = ? AND session_key IN (`+
-		placeholders(len(keys))+`)`, append([]any{scope}, stringArgs(keys)...)...).Scan(&n)
-	if err != nil {
-		return 0, classify("read gateway_routing", err, false)
-	}
-	return n, nil
+	return unique, nil
 }
 
 // EachRoutingEntry calls fn for every gateway_routing row of scope, ordered by key, with its

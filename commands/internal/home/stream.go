@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
+	"github.com/sessionctl/sessionctl/statedb"
 )
 
 // entryPage is how many routing entries a streamed list reads, with their state.db rows, at
@@ -18,25 +19,22 @@ const entryPage = 512
 // entryStream is the routing index of a db-primary home opened for List: its entries are
 // read from gateway_routing page by page when listed, never all held.
 type entryStream struct {
-	// order holds the rowids of the rows, in the loaded index's order (statedb.RoutingRowIDs):
-	// the pages follow it, whatever the keys hold.
-	order []int64
-	// legacy: sessions.json has a key no row has, or the runtime skips a row, so there may be
-	// legacy entries (Routing.Legacy).
+	// rowLoads maps each row's key to whether the runtime loads the row (a few bytes a row,
+	// where the entries themselves are kilobytes); kept only when there may be legacy entries.
+	rowLoads map[string]bool
+	// legacy: sessions.json has a key no row has, or one whose row the runtime skips, so
+	// there may be legacy entries (Routing.Legacy).
 	legacy bool
 }
 
-// mirrorKeyBatch is how many keys of sessions.json are looked up in gateway_routing at once.
-const mirrorKeyBatch = 500
-
 // streamRouting prepares the entries of a db-primary home to be streamed (EachEntryRow)
 // instead of loaded. The rows are read once here, as Read reads them (a row that cannot be
-// decoded fails the open, as there), for whether the runtime skips any; sessions.json is read
-// for its keys only, looked up in gateway_routing by the batch: a key without a row, or a
-// skipped row, means there may be legacy entries (EachEntryRow then takes them as Read
-// does). It reports false, having changed nothing, when the home is not db-primary with rows
-// of its own scope, or its gateway_routing has no rowids: the entries are then loaded as for
-// Read.
+// decoded fails the open, as there), for each key and whether the runtime loads its row;
+// sessions.json is read for its keys only: one with no row, or with a row the runtime skips,
+// means there may be legacy entries (EachEntryRow then takes them as Read does). It reports
+// false, having changed nothing, when the home is not db-primary with rows of its own scope,
+// or a key of it has two rows (the pages keep their place by key): the entries are then
+// loaded as for Read.
 func (h *Home) streamRouting(ctx context.Context) (bool, error) {
 	if h.DB == nil || !h.Schema.HasGatewayRouting {
 		return false, nil
@@ -49,51 +47,39 @@ func (h *Home) streamRouting(ctx context.Context) (bool, error) {
 	if scopes[r.Scope] == 0 {
 		return false, nil
 	}
-	order, err := h.DB.RoutingRowIDs(ctx, r.Scope)
-	if err != nil {
-		return false, nil // a table without rowids: loaded, which reads it by key
+	if unique, err := h.DB.RoutingKeysUnique(ctx, r.Scope); err != nil || !unique {
+		return false, err // a key twice (a table without the runtime's primary key): loaded
 	}
 	h.settleRules(nil)
-	stream := &entryStream{order: order}
-	err = h.eachRoutingPage(ctx, stream.order, func(entries []*sessionsjson.Entry) error {
+	stream := &entryStream{rowLoads: map[string]bool{}}
+	err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
 		for _, e := range entries {
-			stream.legacy = stream.legacy || e.Skip != ""
+			stream.rowLoads[e.Key] = e.Skip == ""
 		}
 		return nil
 	})
-	if err == nil && !stream.legacy {
-		stream.legacy, err = h.mirrorKeyMissing(ctx)
-	}
 	if err != nil {
 		return false, err
+	}
+	if stream.legacy, err = h.mirrorNamesLegacy(stream.rowLoads); err != nil {
+		return false, err
+	}
+	if !stream.legacy {
+		stream.rowLoads = nil // needed again only to take legacy entries
 	}
 	h.Storage, r.Source, r.Foreign, r.stream = StorageDB, SourceGatewayRouting, foreignScopes(scopes, r.Scope), stream
 	return true, nil
 }
 
-// mirrorKeyMissing reads the keys of sessions.json and reports whether one has no row of this
-// home's scope. The file is checked as Read checks it (and its faults worded so), but never
-// held whole in memory (sessionsjson.EachKeyOfFile).
-func (h *Home) mirrorKeyMissing(ctx context.Context) (bool, error) {
-	missing := false
-	var lookupErr error
-	batch := map[string]bool{}
-	lookup := func() {
-		keys := make([]string, 0, len(batch))
-		for k := range batch {
-			keys = append(keys, k)
-		}
-		clear(batch)
-		n, err := h.DB.CountRoutingKeys(ctx, h.Routing.Scope, keys)
-		missing, lookupErr = missing || n < len(keys), errors.Join(lookupErr, err)
-	}
+// mirrorNamesLegacy reads the keys of sessions.json and reports whether one has no row or a
+// row the runtime skips (rowLoads: key → the runtime loads its row), comparing keys as Read
+// does. The file is checked as Read checks it (and its faults worded so), but never held
+// whole in memory (sessionsjson.EachKeyOfFile).
+func (h *Home) mirrorNamesLegacy(rowLoads map[string]bool) (bool, error) {
+	legacy := false
 	path := h.Opts.Home.SessionsJSON()
 	err := sessionsjson.EachKeyOfFile(path, sessionsjson.MaxSessionsJSONBytes, h.Rules, func(key string) {
-		if !missing && lookupErr == nil {
-			if batch[key] = true; len(batch) == mirrorKeyBatch {
-				lookup()
-			}
-		}
+		legacy = legacy || !rowLoads[key]
 	})
 	var format *sessionsjson.FormatError
 	switch {
@@ -104,13 +90,7 @@ func (h *Home) mirrorKeyMissing(ctx context.Context) (bool, error) {
 	case err != nil:
 		return false, failure.Mark(failure.Data, readError(path, err))
 	}
-	if len(batch) > 0 && !missing && lookupErr == nil {
-		lookup()
-	}
-	if lookupErr != nil {
-		return false, fmt.Errorf("state.db: %w", lookupErr)
-	}
-	return missing, nil
+	return legacy, nil
 }
 
 // EachEntryRow calls emit with the row of each entry q selects, in order, at most q.Limit of
@@ -123,12 +103,12 @@ func (h *Home) EachEntryRow(ctx context.Context, q EntryQuery, emit func(EntryRo
 		err := sel.page(ctx, h.Routing.Entries)
 		return sel.total, err
 	}
-	legacy, replaced, err := h.streamedLegacy(ctx)
+	legacy, replaced, err := h.streamedLegacy()
 	if err != nil {
 		return 0, err
 	}
 	h.Routing.Legacy = legacyKeys(legacy)
-	err = h.eachRoutingPage(ctx, h.Routing.stream.order, func(entries []*sessionsjson.Entry) error {
+	err = h.eachRoutingPage(ctx, func(entries []*sessionsjson.Entry) error {
 		kept := entries[:0]
 		for _, e := range entries {
 			if !replaced[e.Key] {
@@ -144,9 +124,9 @@ func (h *Home) EachEntryRow(ctx context.Context, q EntryQuery, emit func(EntryRo
 }
 
 // streamedLegacy returns the legacy entries of a streamed home and the keys whose rows they
-// replace. Only when sessions.json has a key no row has, or the runtime skips a row, is the
-// mirror decoded, to take them as Read does.
-func (h *Home) streamedLegacy(ctx context.Context) ([]*sessionsjson.Entry, map[string]bool, error) {
+// replace. Only when sessions.json has a key no row has, or one whose row the runtime skips,
+// is the mirror decoded, to take them as Read does.
+func (h *Home) streamedLegacy() ([]*sessionsjson.Entry, map[string]bool, error) {
 	if !h.Routing.stream.legacy {
 		return nil, nil, nil
 	}
@@ -159,30 +139,19 @@ func (h *Home) streamedLegacy(ctx context.Context) ([]*sessionsjson.Entry, map[s
 	}
 	keys := h.mirrorKeys()
 	h.Mirror.Doc = nil
-	rowLoads := map[string]bool{}
-	err = h.eachRoutingPage(ctx, h.Routing.stream.order, func(entries []*sessionsjson.Entry) error {
-		for _, e := range entries {
-			rowLoads[e.Key] = e.Skip == ""
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return h.legacyEntries(keys, rowLoads)
+	return h.legacyEntries(keys, h.Routing.stream.rowLoads)
 }
 
-// eachRoutingPage calls fn with the decoded entries of the gateway_routing rows of order
-// (rowids), in that order, entryPage at a time (fn may reuse the slice). A row that cannot be
-// decoded is an error, worded as Read words it.
-func (h *Home) eachRoutingPage(ctx context.Context, order []int64, fn func([]*sessionsjson.Entry) error) error {
+// eachRoutingPage calls fn with the decoded entries of the home's gateway_routing rows, in
+// the loaded index's order, entryPage at a time (fn may reuse the slice). A row that cannot
+// be decoded is an error, worded as Read words it.
+func (h *Home) eachRoutingPage(ctx context.Context, fn func([]*sessionsjson.Entry) error) error {
 	entries := make([]*sessionsjson.Entry, 0, entryPage)
-	for len(order) > 0 {
-		page := order[:min(entryPage, len(order))]
-		order = order[len(page):]
+	var after *statedb.RoutingCursor
+	for {
 		entries = entries[:0]
 		var decodeErr error
-		err := h.DB.EachRoutingEntryOf(ctx, page, func(key string, entryJSON []byte) error {
+		next, err := h.DB.RoutingPage(ctx, h.Routing.Scope, after, entryPage, func(key string, entryJSON []byte) error {
 			e, err := sessionsjson.DecodeEntry(key, entryJSON, h.Rules)
 			if err != nil {
 				decodeErr = fmt.Errorf("gateway_routing row %q: %w", key, err)
@@ -197,11 +166,14 @@ func (h *Home) eachRoutingPage(ctx context.Context, order []int64, fn func([]*se
 		if err != nil {
 			return fmt.Errorf("state.db: %w", err)
 		}
+		if next == nil {
+			return nil
+		}
 		if err := fn(entries); err != nil {
 			return err
 		}
+		after = next
 	}
-	return nil
 }
 
 // entrySelection selects entries page by page and emits their rows.
