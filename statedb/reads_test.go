@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -364,5 +365,58 @@ func TestQuickCheckAndExpiredLocks(t *testing.T) {
 	}
 	if ids, err := openRO(t, copyDB(t, "r0525-3914089d5")).OpenWithExpiredLock(ctx, fixtureNow); ids != nil || err != nil {
 		t.Errorf("v13: %v, %v", ids, err)
+	}
+}
+
+// TestRoutingPage: pages of any size give EachRoutingEntry's rows in its order, also with a
+// BLOB key (it sorts after every text key; the cursor keeps its type); RoutingKeysUnique tells
+// a scope that holds a key twice.
+func TestRoutingPage(t *testing.T) {
+	ctx := context.Background()
+	const scope = "/home/hermes/fixtures/r0715-c2a3b9ce5/home/sessions"
+	path := copyDB(t, "r0715-c2a3b9ce5")
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	mustExec(t, raw, `UPDATE gateway_routing SET session_key = CAST(session_key AS BLOB) WHERE session_key = (SELECT min(session_key) FROM gateway_routing)`)
+	db := openRO(t, path)
+	var want []string
+	if err := db.EachRoutingEntry(ctx, scope, func(key string, entry []byte) error {
+		want = append(want, key+"="+string(entry))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{1, 5, 17, 100} {
+		var got []string
+		var after *RoutingCursor
+		for {
+			next, err := db.RoutingPage(ctx, scope, after, limit, func(key string, entry []byte) error {
+				got = append(got, key+"="+string(entry))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next == nil {
+				break
+			}
+			after = next
+		}
+		if len(want) < 10 || !slices.Equal(got, want) {
+			t.Errorf("pages of %d: %d rows, EachRoutingEntry %d", limit, len(got), len(want))
+		}
+	}
+	if unique, err := db.RoutingKeysUnique(ctx, scope); err != nil || !unique {
+		t.Errorf("RoutingKeysUnique = %v, %v; want true", unique, err)
+	}
+	mustExec(t, raw, `CREATE TABLE g2 AS SELECT * FROM gateway_routing`)
+	mustExec(t, raw, `DROP TABLE gateway_routing`)
+	mustExec(t, raw, `ALTER TABLE g2 RENAME TO gateway_routing`)
+	mustExec(t, raw, `INSERT INTO gateway_routing SELECT * FROM gateway_routing LIMIT 1`)
+	if unique, err := openRO(t, path).RoutingKeysUnique(ctx, scope); err != nil || unique {
+		t.Errorf("RoutingKeysUnique with a key twice = %v, %v; want false", unique, err)
 	}
 }
