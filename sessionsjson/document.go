@@ -87,18 +87,13 @@ func Decode(data []byte, rules Rules) (*Document, error) {
 	return d, nil
 }
 
-// EachKey calls fn with the key of each entry of sessions.json in the file's order (a
+// eachKey calls fn with the key of each entry of sessions.json in the file's order (a
 // duplicate key each time it appears; "_" keys left out where the generation skips them) and
 // checks the file as Decode does, decoding no entry: for a reader that needs only which keys
 // the file holds (the mirror of a db-primary home, whose entries come from gateway_routing).
-// It fails where Decode fails, after calling fn for the keys before the fault.
-func EachKey(data []byte, rules Rules, fn func(key string)) error {
-	return eachKey(data, rules, fn, func(int) {})
-}
-
-// eachKey is EachKey telling release, as it moves on, that the bytes of data before an offset
-// will not be read again in this pass (a mapped file lets their pages go); it makes two
-// passes, the text check and the scan.
+// It fails where Decode fails, after calling fn for the keys before the fault. As it moves
+// on it tells release that the bytes of data before an offset will not be read again in this
+// pass (a mapped file lets their pages go); it makes two passes, the text check and the scan.
 func eachKey(data []byte, rules Rules, fn func(key string), release func(upTo int)) error {
 	if err := checkTextReleasing(data, release); err != nil {
 		return err

@@ -275,17 +275,17 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// keysOf returns the keys EachKey reads, each where it first appears (the runtime's dict
+// keysOf returns the keys eachKey reads, each where it first appears (the runtime's dict
 // order).
 func keysOf(data []byte, rules Rules) ([]string, error) {
 	seen := map[string]bool{}
 	var keys []string
-	err := EachKey(data, rules, func(key string) {
+	err := eachKey(data, rules, func(key string) {
 		if !seen[key] {
 			seen[key] = true
 			keys = append(keys, key)
 		}
-	})
+	}, func(int) {})
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func fuzzDecodeOne(t *testing.T, data []byte, rules Rules) {
 	keys, kerr := keysOf(data, rules)
 	d, err := Decode(data, rules)
 	if (kerr == nil) != (err == nil) {
-		t.Fatalf("EachKey: %v, Decode: %v", kerr, err)
+		t.Fatalf("eachKey: %v, Decode: %v", kerr, err)
 	}
 	if err != nil {
 		return
@@ -306,7 +306,7 @@ func fuzzDecodeOne(t *testing.T, data []byte, rules Rules) {
 		want = append(want, e.Key)
 	}
 	if !slices.Equal(keys, want) {
-		t.Fatalf("EachKey keys %q, Decode's entries %q", keys, want)
+		t.Fatalf("eachKey keys %q, Decode's entries %q", keys, want)
 	}
 	if !bytes.Equal(d.Encode(true), data) {
 		t.Fatal("Encode without edits changed the bytes")
@@ -391,7 +391,7 @@ func TestEncodeToMatchesEncode(t *testing.T) {
 	}
 }
 
-// TestEachKey: the keys EachKey reads are those of Decode's entries, in the same order once a
+// TestEachKey: the keys eachKey reads are those of Decode's entries, in the same order once a
 // duplicate is taken where it first appears; "_" keys are left out where the generation skips
 // them (r0703+), and a file Decode refuses is refused.
 func TestEachKey(t *testing.T) {
@@ -412,10 +412,10 @@ func TestEachKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			keys, err := keysOf([]byte(tt.data), RulesFor(tt.gen))
 			if (err != nil) != tt.fails {
-				t.Fatalf("EachKey error %v, want failure %v", err, tt.fails)
+				t.Fatalf("eachKey error %v, want failure %v", err, tt.fails)
 			}
 			if !slices.Equal(keys, tt.want) {
-				t.Errorf("EachKey keys %q, want %q", keys, tt.want)
+				t.Errorf("eachKey keys %q, want %q", keys, tt.want)
 			}
 			fuzzDecodeOne(t, []byte(tt.data), RulesFor(tt.gen))
 		})

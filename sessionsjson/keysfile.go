@@ -7,8 +7,11 @@ import (
 	"unsafe"
 )
 
-// EachKeyOfFile is EachKey over the regular file at path (refused as ReadRegularFile refuses
-// it, a missing file an fs.ErrNotExist error), without holding the file whole in memory where
+// EachKeyOfFile calls fn with the key of each entry of the sessions.json at path, in the
+// file's order (a duplicate key each time it appears; "_" keys left out where the generation
+// skips them), checking the file as Decode does and decoding no entry; it fails where Decode
+// fails. The file is refused as ReadRegularFile refuses it (a missing file is an
+// fs.ErrNotExist error) and never held whole in memory where
 // the platform maps files: the file is mapped, and the pages already read leave memory as the
 // scan moves on (elsewhere it is read whole). A file cut shorter while it is read ends the
 // scan with an error, never a crash.

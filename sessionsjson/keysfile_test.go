@@ -12,7 +12,7 @@ import (
 )
 
 // TestEachKeyOfFile: the keys read from a file (mapped, its pages let go as the scan moves
-// on) are EachKey's over its bytes, for a file larger than a release step; a missing file is
+// on) are eachKey's over its bytes, for a file larger than a release step; a missing file is
 // fs.ErrNotExist, a directory is refused as ReadRegularFile refuses it, and a file Decode
 // refuses is refused.
 func TestEachKeyOfFile(t *testing.T) {
@@ -28,7 +28,7 @@ func TestEachKeyOfFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want, got []string
-	if err := EachKey([]byte(b.String()), RulesFor(GenR0715), func(k string) { want = append(want, k) }); err != nil {
+	if err := eachKey([]byte(b.String()), RulesFor(GenR0715), func(k string) { want = append(want, k) }, func(int) {}); err != nil {
 		t.Fatal(err)
 	}
 	if err := EachKeyOfFile(big, MaxSessionsJSONBytes, RulesFor(GenR0715), func(k string) { got = append(got, k) }); err != nil {
