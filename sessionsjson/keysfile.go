@@ -11,10 +11,9 @@ import (
 // file's order (a duplicate key each time it appears; "_" keys left out where the generation
 // skips them), checking the file as Decode does and decoding no entry; it fails where Decode
 // fails. The file is refused as ReadRegularFile refuses it (a missing file is an
-// fs.ErrNotExist error) and never held whole in memory where
-// the platform maps files: the file is mapped, and the pages already read leave memory as the
-// scan moves on (elsewhere it is read whole). A file cut shorter while it is read ends the
-// scan with an error, never a crash.
+// fs.ErrNotExist error). Where the platform maps files it is never held whole in memory: it is
+// mapped, and the pages already read leave memory as the scan moves on (elsewhere it is read
+// whole). A file cut shorter while it is read ends the scan with an error, never a crash.
 func EachKeyOfFile(path string, limit int64, rules Rules, fn func(key string)) (err error) {
 	m, err := mapRegularFile(path, limit)
 	if err != nil {
