@@ -5,11 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
 	"os"
-
-	sqlite "modernc.org/sqlite"
 )
 
 // Physical is how a state.db is laid out on disk: what compact reclaims and the space it
@@ -131,43 +127,4 @@ func sqliteVarint(b []byte) (uint64, int) {
 		}
 	}
 	return v, 9
-}
-
-// Snapshot writes a consistent copy of the database to dst (a new file) with SQLite's online
-// backup API, in one step: one read transaction, so the copy is the database as one commit
-// left it, WAL content included, and in the database's own journal mode (the header is
-// copied). dst must not exist. A copy that could not be finished is removed.
-func (db *DB) Snapshot(ctx context.Context, dst string) error {
-	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s exists: %w", dst, fs.ErrExist)
-	}
-	conn, err := db.sql.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	err = conn.Raw(func(dc any) error {
-		b, ok := dc.(interface {
-			NewBackup(string) (*sqlite.Backup, error)
-		})
-		if !ok {
-			return errors.New("the SQLite driver has no backup API")
-		}
-		bk, err := b.NewBackup("file:" + (&url.URL{Path: dst}).EscapedPath() + "?mode=rwc")
-		if err != nil {
-			return err
-		}
-		for more := true; more && err == nil; {
-			more, err = bk.Step(-1)
-		}
-		if ferr := bk.Finish(); err == nil {
-			err = ferr
-		}
-		return err
-	})
-	if err != nil {
-		_ = os.Remove(dst)
-		return fmt.Errorf("backup to %s: %w", dst, err)
-	}
-	return nil
 }

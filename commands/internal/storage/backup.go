@@ -262,8 +262,8 @@ func fillBackup(ctx context.Context, h *home.Home, db *statedb.DB, dir, kind str
 	return m, syncTree(dir)
 }
 
-// copyOne copies one file of the home into the backup: state.db through the backup API,
-// any other file byte for byte. present is false when the home does not have it.
+// copyOne copies one file of the home into the backup: state.db through the backup API
+// (statedb.Snapshot), any other file byte for byte. present is false when the home does not have it.
 func copyOne(ctx context.Context, h sessionsjson.Home, db *statedb.DB, rel, dst string) (ManifestFile, bool, error) {
 	src := filepath.Join(h.Dir, filepath.FromSlash(rel))
 	if rel == relStateDB {
@@ -274,14 +274,12 @@ func copyOne(ctx context.Context, h sessionsjson.Home, db *statedb.DB, rel, dst 
 			}
 			return ManifestFile{Path: rel, Size: d.Size, SHA256: d.SHA256}, err == nil, err
 		}
-		if err := db.Snapshot(ctx, dst); err != nil {
+		sum := sha256.New()
+		n, err := db.Snapshot(ctx, dst, sum)
+		if err != nil {
 			return ManifestFile{}, false, err
 		}
-		if err := os.Chmod(dst, 0o600); err != nil {
-			return ManifestFile{}, false, err
-		}
-		d, err := digestFile(dst)
-		return ManifestFile{Path: rel, Size: d.Size, SHA256: d.SHA256}, true, err
+		return ManifestFile{Path: rel, Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, true, nil
 	}
 	d, err := copyFile(src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
