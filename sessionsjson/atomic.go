@@ -99,19 +99,22 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 }
 
 // SyncDir fsyncs a directory, making the creation, renaming or removal of its entries
-// durable.
+// durable. On Windows it does nothing: FlushFileBuffers refuses a directory handle ("Access
+// is denied"), and NTFS journals its directory entries itself.
 func SyncDir(dir string) error {
-	return syncPath(dir)
+	return syncDir(dir)
 }
 
-// SyncFile fsyncs a file written and closed before, making its contents durable.
+// SyncFile fsyncs a file written and closed before, making its contents durable. It opens
+// the file with syncFileFlag: read-only where the system allows it, for writing on Windows,
+// whose FlushFileBuffers needs a handle with write access.
 func SyncFile(path string) error {
-	return syncPath(path)
+	return syncPath(path, syncFileFlag)
 }
 
-// syncPath opens path read-only and fsyncs it.
-func syncPath(path string) error {
-	f, err := os.Open(path)
+// syncPath opens path with flag and fsyncs it.
+func syncPath(path string, flag int) error {
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}

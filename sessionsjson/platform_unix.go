@@ -53,3 +53,11 @@ func KeepOwner(f *os.File, fi fs.FileInfo) error {
 	}
 	return err
 }
+
+// syncFileFlag is how SyncFile opens a file: read-only, which fsync accepts.
+const syncFileFlag = os.O_RDONLY
+
+// syncDir fsyncs a directory opened read-only.
+func syncDir(dir string) error {
+	return syncPath(dir, os.O_RDONLY)
+}

@@ -48,3 +48,9 @@ func FileID(fs.FileInfo) (dev, ino uint64, ok bool) {
 func KeepOwner(*os.File, fs.FileInfo) error {
 	return nil
 }
+
+// syncFileFlag is how SyncFile opens a file: for writing, as FlushFileBuffers requires.
+const syncFileFlag = os.O_RDWR
+
+// syncDir does nothing on Windows (SyncDir).
+func syncDir(string) error { return nil }

@@ -353,7 +353,7 @@ func syncTree(dir string) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		return syncDir(path)
+		return sessionsjson.SyncDir(path)
 	})
 }
 
@@ -374,7 +374,7 @@ func publish(tmp, parent, name string, c sessionsjson.Clock) (string, error) {
 		if err := os.Rename(tmp, dst); err != nil {
 			return "", err
 		}
-		return dst, syncDir(parent)
+		return dst, sessionsjson.SyncDir(parent)
 	}
 	base := stamp(c).Format("20060102T150405Z")
 	for i := 1; ; i++ {
@@ -389,7 +389,7 @@ func publish(tmp, parent, name string, c sessionsjson.Clock) (string, error) {
 		if err := os.Rename(tmp, dst); err != nil {
 			return "", err
 		}
-		return dst, syncDir(parent)
+		return dst, sessionsjson.SyncDir(parent)
 	}
 }
 
@@ -477,7 +477,7 @@ func rotate(parent string, keep int) ([]string, []check.Finding, error) {
 				Message: "rotated out, but it holds files its manifest does not list, which were kept: " + strings.Join(left, ", ")})
 		}
 	}
-	return removed, findings, syncDir(parent)
+	return removed, findings, sessionsjson.SyncDir(parent)
 }
 
 // olderBackup orders backups by creation time, then by name (shorter first: -2 before -10).

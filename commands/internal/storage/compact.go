@@ -303,5 +303,5 @@ func finishCopy(tmp, dst string) error {
 	if err := os.Link(tmp, dst); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dst))
+	return sessionsjson.SyncDir(filepath.Dir(dst))
 }

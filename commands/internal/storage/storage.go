@@ -115,16 +115,6 @@ func refuseShort(what string, needs []SpaceNeed) error {
 	return nil
 }
 
-// syncDir fsyncs a directory.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
-
 // sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
