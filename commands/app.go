@@ -80,6 +80,15 @@ type runState struct {
 	metrics  *metrics.File // --metrics-file, checked (nil without it)
 	word     string        // a completion request's last word, the one being completed
 	progress *progress     // the progress bar on stderr (nil: none)
+	warned   sync.Map      // the warnings printed (msg → true)
+}
+
+// firstWarning reports whether msg is new to this run, and records it: a warning is printed
+// once however often the engine reports it (a refusal checked before its lock and again
+// under it).
+func (s *runState) firstWarning(msg string) bool {
+	_, seen := s.warned.LoadOrStore(msg, true)
+	return !seen
 }
 
 // runMu serialises app runs: urfave/cli v2 writes its package-level HelpFlag on every run,

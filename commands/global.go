@@ -64,7 +64,7 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		return nil, err
 	}
 	o := &options{
-		Options:  home.Options{Home: h, Clock: clock, Command: command, LockWait: wait},
+		Options:  home.Options{Home: h, Clock: clock, Command: command, LockWait: wait, AssumeStopped: c.Bool("force")},
 		json:     c.Bool("json"),
 		quiet:    c.Bool("quiet"),
 		color:    useColor(c.Bool("no-color"), c.App.Writer),
@@ -135,7 +135,9 @@ func (o *options) paint(s string, attrs ...color.Attribute) string {
 	return c.Sprint(s)
 }
 
-// warn prints a one-line warning on stderr (never suppressed).
+// warn prints a one-line warning on stderr (never suppressed; each warning once a run).
 func (o *options) warn(format string, a ...any) {
-	fmt.Fprintf(o.stderr, "sessionctl: warning: "+format+"\n", a...)
+	if msg := fmt.Sprintf(format, a...); o.state.firstWarning(msg) {
+		fmt.Fprintf(o.stderr, "sessionctl: warning: %s\n", msg)
+	}
 }

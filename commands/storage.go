@@ -42,10 +42,16 @@ func runHolders(c *cli.Context) error {
 	return nil
 }
 
+// blindForceFlag is --force of the writes that need state.db alone (compact, restore): it
+// says what sessionctl cannot see on this platform (home.Options.AssumeStopped).
+func blindForceFlag() cli.Flag {
+	return forceFlag("go ahead where sessionctl cannot tell whether a gateway runs or which processes hold state.db (Windows; holders off Linux): you have stopped them")
+}
+
 func compactCommand() *cli.Command {
 	return &cli.Command{Name: "compact", Usage: "the runtime's vacuum() of the home's generation: FTS optimize, checkpoint, VACUUM (refused while any process holds state.db)",
 		ArgsUsage: " ", UsageText: "sessionctl compact --apply\nsessionctl compact --into /tmp/state-compacted.db",
-		Flags: []cli.Flag{applyFlag(), waitFlag(), &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
+		Flags: []cli.Flag{applyFlag(), blindForceFlag(), waitFlag(), &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("compact takes no arguments")
@@ -101,7 +107,7 @@ func runVerify(c *cli.Context) error {
 
 func restoreCommand() *cli.Command {
 	return &cli.Command{Name: "restore", Usage: "verify a backup, back up the current state, swap the backup's files in (refused while any process holds state.db); undoable",
-		ArgsUsage: "BACKUP", UsageText: "sessionctl restore --apply /var/backups/hermes/20260715T120000Z", Flags: []cli.Flag{applyFlag(), waitFlag()}, Action: func(c *cli.Context) error {
+		ArgsUsage: "BACKUP", UsageText: "sessionctl restore --apply /var/backups/hermes/20260715T120000Z", Flags: []cli.Flag{applyFlag(), blindForceFlag(), waitFlag()}, Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("restore takes exactly one BACKUP directory")
 			}

@@ -219,10 +219,23 @@ func Describe(hs []Holder) string {
 
 // RefuseHeld refuses (exit 3) a write that needs the database alone while another process
 // holds state.db, its -wal or -shm, or a deleted generation of one of them. Where the
-// platform cannot be scanned it refuses too (a data error, exit 4): the write would be blind.
-func RefuseHeld(h sessionsjson.Home, what string) error {
+// platform cannot be scanned it refuses too (a data error, exit 4): the write would be blind;
+// unless assumeStopped (--force: the operator has stopped every such process), which the
+// warning blind reports.
+func RefuseHeld(h sessionsjson.Home, what string, assumeStopped bool, blind func(string, ...any)) error {
 	s, err := Find(h)
-	if err != nil {
+	return refuseHeld(s, err, what, assumeStopped, blind)
+}
+
+// refuseHeld is RefuseHeld on the result of a scan.
+func refuseHeld(s Scan, err error, what string, assumeStopped bool, blind func(string, ...any)) error {
+	switch {
+	case errors.Is(err, ErrUnsupported) && assumeStopped:
+		blind("%s: cannot tell which processes hold the database (%v); going ahead on --force", what, err)
+		return nil
+	case errors.Is(err, ErrUnsupported):
+		return failure.Mark(failure.Data, fmt.Errorf("%s: cannot tell which processes hold the database: %w; stop the gateway and every process that opens state.db, then run again with --force", what, err))
+	case err != nil:
 		return failure.Mark(failure.Data, fmt.Errorf("%s: cannot tell which processes hold the database: %w", what, err))
 	}
 	var held []Holder

@@ -1,11 +1,15 @@
 package holders
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
@@ -75,7 +79,29 @@ func TestFind(t *testing.T) {
 			t.Errorf("Find lists this process: %+v", hd)
 		}
 	}
-	if err := RefuseHeld(h, "compact"); err != nil {
+	if err := RefuseHeld(h, "compact", false, t.Logf); err != nil {
 		t.Errorf("refused with only this process holding: %v", err)
+	}
+}
+
+// TestRefuseHeldBlind: where the platform cannot be scanned, a write is refused (exit 4,
+// naming --force) unless the operator says the processes are stopped, which is warned of; a
+// holder that is seen refuses it whatever the operator says.
+func TestRefuseHeldBlind(t *testing.T) {
+	var warned []string
+	warn := func(format string, a ...any) { warned = append(warned, fmt.Sprintf(format, a...)) }
+	err := refuseHeld(Scan{}, ErrUnsupported, "compact", false, warn)
+	if class, _ := failure.ClassOf(err); class != failure.Data || !strings.Contains(err.Error(), "--force") || len(warned) > 0 {
+		t.Errorf("blind, no --force: %v (class %v), warned %q", err, class, warned)
+	}
+	if err := refuseHeld(Scan{}, fmt.Errorf("%w: no /proc", ErrUnsupported), "compact", true, warn); err != nil || len(warned) != 1 {
+		t.Errorf("blind, --force: %v, warned %q", err, warned)
+	}
+	held := Scan{Holders: []Holder{{PID: 42, Command: "python3", File: "state.db"}}}
+	if err := refuseHeld(held, nil, "compact", true, warn); !errors.Is(err, ErrHeld) {
+		t.Errorf("a holder seen, --force: %v, want ErrHeld", err)
+	}
+	if err := refuseHeld(Scan{Holders: []Holder{{PID: 42, File: "sessions.json"}}}, nil, "compact", false, warn); err != nil {
+		t.Errorf("only sessions.json held: %v", err)
 	}
 }

@@ -30,6 +30,11 @@ type Options struct {
 	// LockWait is how long a write waits for sessionctl's lock while another sessionctl
 	// holds it (--wait); 0 refuses at once.
 	LockWait time.Duration
+	// AssumeStopped: the operator says no gateway runs and no other process holds the home's
+	// database (--force). A write that needs the database alone goes ahead on it where this
+	// platform cannot tell (no gateway probe on Windows, no /proc holders scan off Linux); a
+	// gateway or holder that is seen still refuses it.
+	AssumeStopped bool
 	// Warn receives one-line warnings that never stop the run (nil: dropped).
 	Warn func(format string, a ...any)
 	// Progress receives the progress of long work (nil: dropped): what is under way, and done

@@ -1,13 +1,16 @@
 package storage
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -57,4 +60,34 @@ func TestCompactFailedOutcomes(t *testing.T) {
 func isClass(err error, class failure.Class) bool {
 	c, ok := failure.ClassOf(err)
 	return ok && c == class
+}
+
+// TestCompactBlindGateway: where sessionctl cannot tell whether a gateway runs (Windows), compact
+// and restore are refused (exit 3) until --force says it is stopped; then they run, with a
+// warning. A gateway that is seen running refuses them whatever --force says.
+func TestCompactBlindGateway(t *testing.T) {
+	ctx := context.Background()
+	dir := copyHome(t, "r0715-c2a3b9ce5")
+	blind := sessionsjson.GatewayStatus{Running: true, Method: sessionsjson.MethodUnsupported, Detail: "cannot tell on windows"}
+	seen := sessionsjson.GatewayStatus{Running: true, Method: sessionsjson.MethodLockHeld, Detail: "gateway.lock is held"}
+	for _, tt := range []struct {
+		gateway sessionsjson.GatewayStatus
+		force   bool
+		applied bool
+	}{{blind, false, false}, {seen, true, false}, {blind, true, true}} {
+		h := open(t, dir, "compact")
+		var warned []string
+		h.Gateway, h.Opts.AssumeStopped = tt.gateway, tt.force
+		h.Opts.Warn = func(format string, a ...any) { warned = append(warned, fmt.Sprintf(format, a...)) }
+		out, _, err := Compact(ctx, h, true, "")
+		if tt.applied != (err == nil && out.Applied) {
+			t.Errorf("%s, force %v: applied %v (%v), want applied %v", tt.gateway.Method, tt.force, out.Applied, err, tt.applied)
+		}
+		if class, _ := failure.ClassOf(err); !tt.applied && (class != failure.Refused || !errors.Is(err, ErrGatewayRunning)) {
+			t.Errorf("%s, force %v: %v (class %v), want a refusal (exit 3)", tt.gateway.Method, tt.force, err, class)
+		}
+		if tt.applied != (len(warned) > 0) { // before the lock and under it
+			t.Errorf("%s, force %v: warned %q", tt.gateway.Method, tt.force, warned)
+		}
+	}
 }

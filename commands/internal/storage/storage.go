@@ -40,10 +40,13 @@ func OpenHome(ctx context.Context, o home.Options) (*home.Home, error) {
 // and (exit 4) files it cannot write, and, unless the write replaces state.db (a restore),
 // a repair ledger that gave up on the file.
 func refuseShared(h *home.Home, what string, replaces bool) error {
-	if h.Gateway.Running {
+	switch {
+	case h.Gateway.Running && h.Gateway.Method == sessionsjson.MethodUnsupported && h.Opts.AssumeStopped:
+		h.Opts.Warnf("%s: %s; going ahead on --force", what, h.Gateway.Detail)
+	case h.Gateway.Running:
 		return failure.Mark(failure.Refused, fmt.Errorf("%s: %w (%s)", what, ErrGatewayRunning, h.Gateway.Detail))
 	}
-	if err := holders.RefuseHeld(h.Opts.Home, what); err != nil {
+	if err := holders.RefuseHeld(h.Opts.Home, what, h.Opts.AssumeStopped, h.Opts.Warnf); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(h.Opts.Home.StateDB()); err != nil {
