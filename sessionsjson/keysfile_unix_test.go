@@ -4,9 +4,11 @@ package sessionsjson
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -29,5 +31,18 @@ func TestEachKeyOfFileCut(t *testing.T) {
 	})
 	if !errors.Is(err, errFileShrank) {
 		t.Fatalf("EachKeyOfFile on a file cut while read: %v", err)
+	}
+}
+
+// TestCrossDevice: a rename's EXDEV, wrapped as os.Rename wraps it, is a move to another
+// filesystem; other errors are not.
+func TestCrossDevice(t *testing.T) {
+	if !CrossDevice(&os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.EXDEV}) {
+		t.Error("EXDEV is not seen as a cross-device rename")
+	}
+	for _, err := range []error{nil, &os.LinkError{Op: "rename", Err: syscall.ENOENT}, fs.ErrExist} {
+		if CrossDevice(err) {
+			t.Errorf("%v seen as a cross-device rename", err)
+		}
 	}
 }

@@ -61,3 +61,8 @@ const syncFileFlag = os.O_RDONLY
 func syncDir(dir string) error {
 	return syncPath(dir, os.O_RDONLY)
 }
+
+// CrossDevice reports whether err is a rename's refusal to move a file to another filesystem.
+func CrossDevice(err error) bool {
+	return errors.Is(err, syscall.EXDEV)
+}

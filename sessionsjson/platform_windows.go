@@ -54,3 +54,9 @@ const syncFileFlag = os.O_RDWR
 
 // syncDir does nothing on Windows (SyncDir).
 func syncDir(string) error { return nil }
+
+// CrossDevice reports whether err is a rename's refusal to move a file to another volume
+// (MoveFileEx: ERROR_NOT_SAME_DEVICE; Go maps no Windows error to syscall.EXDEV).
+func CrossDevice(err error) bool {
+	return errors.Is(err, windows.ERROR_NOT_SAME_DEVICE)
+}

@@ -61,6 +61,16 @@ func AcquireToolLock(h Home) (release func() error, err error) {
 	return release, nil
 }
 
+// RelBelow returns path relative to root, and whether path is root or below it (on every
+// platform: filepath.Rel gives `..\x` on Windows).
+func RelBelow(root, path string) (string, bool) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel, false
+	}
+	return rel, true
+}
+
 // MakeToolDir creates dir (mode 0700), which must be <home>/sessionctl or below it, one
 // component at a time without following a symbolic link: every component from
 // <home>/sessionctl down must be a real directory (ErrUnsafeToolPath otherwise). It returns
@@ -68,8 +78,8 @@ func AcquireToolLock(h Home) (release func() error, err error) {
 // dir, and the parent of each directory it created.
 func MakeToolDir(h Home, dir string) ([]string, error) {
 	top := h.ToolDir()
-	rel, err := filepath.Rel(top, dir)
-	if err != nil || !filepath.IsAbs(dir) || rel == ".." || strings.HasPrefix(rel, "../") {
+	rel, below := RelBelow(top, dir)
+	if !below || !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("%s is not below %s: %w", dir, top, ErrUnsafeToolPath)
 	}
 	path, sync := top, []string{dir}

@@ -137,3 +137,24 @@ func listDir(t *testing.T, dir string) string {
 	}
 	return s
 }
+
+// TestRelBelow: a path is below a root when its relative path does not climb out, whatever
+// the separator; a name that starts with two dots is not a climb.
+func TestRelBelow(t *testing.T) {
+	root := filepath.Join(string(filepath.Separator)+"h", "sessionctl")
+	for _, tt := range []struct {
+		path string
+		want bool
+	}{
+		{root, true},
+		{filepath.Join(root, "backups"), true},
+		{filepath.Join(root, "..backups"), true},
+		{filepath.Dir(root), false},
+		{filepath.Join(filepath.Dir(root), "elsewhere"), false},
+		{filepath.Join(string(filepath.Separator)+"other", "sessionctl"), false},
+	} {
+		if _, got := RelBelow(root, tt.path); got != tt.want {
+			t.Errorf("RelBelow(%s, %s) = %v, want %v", root, tt.path, got, tt.want)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
@@ -26,7 +25,7 @@ func MoveFile(from, to string) error {
 		return fmt.Errorf("move %s: %s already exists", from, to)
 	}
 	err := os.Rename(from, to)
-	if !errors.Is(err, syscall.EXDEV) {
+	if !sessionsjson.CrossDevice(err) {
 		return err
 	}
 	if err := copyFileSynced(from, to); err != nil {

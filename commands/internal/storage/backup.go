@@ -198,7 +198,7 @@ func fileSize(path string) int64 {
 // makeParent creates the directory backups go into: below the home's sessionctl directory
 // without following a symbolic link, elsewhere as an operator's directory (mode 0700).
 func makeParent(h sessionsjson.Home, parent string) error {
-	if rel, err := filepath.Rel(h.ToolDir(), parent); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+	if _, below := sessionsjson.RelBelow(h.ToolDir(), parent); below {
 		if _, err := sessionsjson.MakeToolDir(h, parent); err != nil {
 			return failure.Mark(failure.Refused, fmt.Errorf("backup directory: %w", err))
 		}
