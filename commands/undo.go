@@ -14,7 +14,9 @@ func undoCommand() *cli.Command {
 		Usage:     "restore the before-images of an applied change from its journal (in the home the journal names, unless --home or --profile is given)",
 		ArgsUsage: "JOURNAL | --last",
 		UsageText: "sessionctl undo --apply ~/.hermes/sessionctl/journal/20260715T120000.000000000Z-suspend.json\nsessionctl undo --last --apply",
-		Flags:     repairFlags(&cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own)"}),
+		Flags: []cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them); " +
+			"for a restore's journal, go ahead where sessionctl cannot tell whether a gateway runs or which processes hold state.db (you have stopped them)"),
+			waitFlag(), &cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own)"}},
 		Action:    runUndo,
 	}
 }

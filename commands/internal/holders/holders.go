@@ -234,7 +234,7 @@ func refuseHeld(s Scan, err error, what string, assumeStopped bool, blind func(s
 		blind("%s: cannot tell which processes hold the database (%v); going ahead on --force", what, err)
 		return nil
 	case errors.Is(err, ErrUnsupported):
-		return failure.Mark(failure.Data, fmt.Errorf("%s: cannot tell which processes hold the database: %w; stop the gateway and every process that opens state.db, then run again with --force", what, err))
+		return failure.Mark(failure.Data, fmt.Errorf("%s: cannot tell which processes hold the database: %w; stop the gateway and every process that opens state.db, then give `sessionctl %s` --force", what, err, what))
 	case err != nil:
 		return failure.Mark(failure.Data, fmt.Errorf("%s: cannot tell which processes hold the database: %w", what, err))
 	}

@@ -97,6 +97,9 @@ func TestRefuseHeldBlind(t *testing.T) {
 	if err := refuseHeld(Scan{}, fmt.Errorf("%w: no /proc", ErrUnsupported), "compact", true, warn); err != nil || len(warned) != 1 {
 		t.Errorf("blind, --force: %v, warned %q", err, warned)
 	}
+	if err := refuseHeld(Scan{}, errors.New("reading /proc/1/fd: input/output error"), "compact", true, warn); err == nil || len(warned) != 1 {
+		t.Errorf("a scan that failed otherwise, --force: %v (warned %q), want a refusal", err, warned)
+	}
 	held := Scan{Holders: []Holder{{PID: 42, Command: "python3", File: "state.db"}}}
 	if err := refuseHeld(held, nil, "compact", true, warn); !errors.Is(err, ErrHeld) {
 		t.Errorf("a holder seen, --force: %v, want ErrHeld", err)
