@@ -17,7 +17,7 @@ func undoCommand() *cli.Command {
 		Flags: []cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them); " +
 			"for a restore's journal, go ahead where sessionctl cannot tell whether a gateway runs or which processes hold state.db (you have stopped them)"),
 			waitFlag(), &cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own)"}},
-		Action:    runUndo,
+		Action: runUndo,
 	}
 }
 
