@@ -292,7 +292,13 @@ func compactInto(ctx context.Context, h *home.Home, d *CompactData, into string)
 	return repair.Outcome{Applied: true, Changes: []repair.Change{change}}, d, nil
 }
 
-// finishCopy makes tmp durable (mode 0600) and links it to dst, which must not exist.
+// FaultIntoNoLink, selected as "compact.into-link:fail", makes compact --into's hard link
+// fail as on a filesystem without hard links (sessionsjson.FaultPointEnv).
+const FaultIntoNoLink = "compact.into-link"
+
+// finishCopy makes tmp durable (mode 0600) and gives it the name dst, which must not exist:
+// a hard link, or where the filesystem has none (FAT, exFAT, many network shares) a rename
+// that refuses an existing dst.
 func finishCopy(tmp, dst string) error {
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		return err
@@ -300,7 +306,17 @@ func finishCopy(tmp, dst string) error {
 	if err := sessionsjson.SyncFile(tmp); err != nil {
 		return err
 	}
-	if err := os.Link(tmp, dst); err != nil {
+	err := sessionsjson.FaultError(FaultIntoNoLink)
+	if err == nil {
+		err = os.Link(tmp, dst)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		if rerr := sessionsjson.RenameNoReplace(tmp, dst); rerr != nil {
+			return fmt.Errorf("%w; as a rename: %w", err, rerr)
+		}
+		err = nil
+	}
+	if err != nil {
 		return err
 	}
 	return sessionsjson.SyncDir(filepath.Dir(dst))
