@@ -263,7 +263,8 @@ func fillBackup(ctx context.Context, h *home.Home, db *statedb.DB, dir, kind str
 }
 
 // copyOne copies one file of the home into the backup: state.db through the backup API
-// (statedb.Snapshot), any other file byte for byte. present is false when the home does not have it.
+// (statedb.Snapshot), any other file byte for byte. present is false when the home does not
+// have it.
 func copyOne(ctx context.Context, h sessionsjson.Home, db *statedb.DB, rel, dst string) (ManifestFile, bool, error) {
 	src := filepath.Join(h.Dir, filepath.FromSlash(rel))
 	if rel == relStateDB {
