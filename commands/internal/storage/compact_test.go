@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -88,6 +89,29 @@ func TestCompactBlindGateway(t *testing.T) {
 		}
 		if tt.applied != (len(warned) > 0) { // before the lock and under it
 			t.Errorf("%s, force %v: warned %q", tt.gateway.Method, tt.force, warned)
+		}
+	}
+}
+
+// TestCompactStepBlindGateway: maintain's compact step, where sessionctl cannot tell whether a
+// gateway runs, is skipped with a finding that sends the operator to compact --force (maintain
+// has none); a gateway that is seen skips it with the plain refusal.
+func TestCompactStepBlindGateway(t *testing.T) {
+	ctx := context.Background()
+	dir := copyHome(t, "r0715-c2a3b9ce5")
+	for _, tt := range []struct {
+		method    string
+		wantForce bool
+	}{{sessionsjson.MethodUnsupported, true}, {sessionsjson.MethodLockHeld, false}} {
+		h := open(t, dir, "maintain")
+		h.Gateway = sessionsjson.GatewayStatus{Running: true, Method: tt.method, Detail: "a gateway"}
+		_, _, err := compactStep(ctx, &repair.Run{H: h, Options: repair.Options{Apply: true}})
+		var skipped *repair.StepSkipped
+		if !errors.As(err, &skipped) {
+			t.Fatalf("%s: %v, want the step skipped", tt.method, err)
+		}
+		if got := strings.Contains(skipped.Finding.Message, "sessionctl compact --apply` --force"); got != tt.wantForce {
+			t.Errorf("%s: finding %q (advice to use compact --force: %v, want %v)", tt.method, skipped.Finding.Message, got, tt.wantForce)
 		}
 	}
 }

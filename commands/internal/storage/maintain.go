@@ -9,6 +9,7 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // BackupStep is maintain's --backup DIR (nil when dir is ""): a backup into a new <UTC
@@ -69,6 +70,9 @@ func compactStep(ctx context.Context, r *repair.Run) (repair.Outcome, any, error
 		return withData(out, d, err)
 	}
 	if err := refuseCompact(h, d); err != nil {
+		if h.Gateway.Method == sessionsjson.MethodUnsupported { // the advice to use --force is compact's
+			err = fmt.Errorf("%w; maintain has no --force: give `sessionctl compact --apply` --force once it is stopped", err)
+		}
 		sev := check.Warn
 		if class, _ := failure.ClassOf(err); class == failure.Refused { // a process holds it: the usual state
 			sev = check.Info
