@@ -310,3 +310,29 @@ func TestOutcomeInfiniteTime(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeBackupRotationFails: backup --keep whose rotation cannot remove an old backup
+// (immutable) after the new one was written: exit 6, applied, the new backup listed; not exit
+// 5 "nothing changed".
+func TestOutcomeBackupRotationFails(t *testing.T) {
+	home := fixtureHome(t, outcomeGenDB)
+	for range 2 {
+		if code, envl, stderr := runOutcome(t, nil, home, "backup"); code != ExitOK {
+			t.Fatalf("backup: exit %d %+v: %s", code, envl.Error, stderr)
+		}
+	}
+	dir := filepath.Join(home, "sessionctl", "backups")
+	before, err := os.ReadDir(dir)
+	if err != nil || len(before) != 2 {
+		t.Fatalf("backups %v (%v)", before, err)
+	}
+	immutable(t, filepath.Join(dir, before[0].Name()))
+	code, envl, stderr := runOutcome(t, nil, home, "backup", "--keep", "1")
+	if code != ExitPartial || envl.Error == nil || envl.Error.Kind != "partial" || !envl.Applied {
+		t.Fatalf("exit %d, envelope %+v, stderr %s; want exit 6, kind partial, applied", code, envl, stderr)
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != 3 || !strings.Contains(envl.Error.Message, "written, then rotating failed") {
+		t.Errorf("backups after: %v; error %q", after, envl.Error.Message)
+	}
+}

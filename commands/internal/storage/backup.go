@@ -143,8 +143,8 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 		for _, r := range removed {
 			out.Changes = append(out.Changes, repair.Change{Store: "backup", Target: r, Op: "remove backup"})
 		}
-		if err != nil {
-			return out, d, err
+		if err != nil { // the backup is written, and maybe some old ones removed: not "nothing changed"
+			return out, d, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("backup --keep: %s written, then rotating failed: %w", d.Backup, err)}
 		}
 	}
 	return out, d, nil
