@@ -265,8 +265,9 @@ func fingerprint(path string) *journal.Fingerprint {
 	return fp
 }
 
-// stage copies each file to put beside its target (mode 0600, synced) and checks the copy
-// against the manifest; it returns the staged paths by relative path.
+// stage copies each file to put beside its target (synced; with the target's mode and owner,
+// likeTarget) and checks the copy against the manifest; it returns the staged paths by
+// relative path.
 func stage(h sessionsjson.Home, src string, m *Manifest, actions []fileAction) (map[string]string, error) {
 	staged := map[string]string{}
 	for _, a := range actions {
@@ -281,6 +282,9 @@ func stage(h sessionsjson.Home, src string, m *Manifest, actions []fileAction) (
 		_ = os.Remove(tmp) // a leftover of a killed restore
 		d, err := copyFile(filepath.Join(src, filepath.FromSlash(a.rel)), tmp)
 		staged[a.rel] = tmp
+		if err == nil {
+			err = likeTarget(tmp, target)
+		}
 		if err != nil {
 			return staged, err
 		}
@@ -289,6 +293,29 @@ func stage(h sessionsjson.Home, src string, m *Manifest, actions []fileAction) (
 		}
 	}
 	return staged, nil
+}
+
+// likeTarget gives the staged copy tmp the mode and owner of the file it replaces, as every
+// rewrite of a home's file does (sessionsjson.WriteFileAtomic): a gateway running as the home's
+// owner must still open what a restore (by root) or its undo put there. A target that does not
+// exist leaves the copy as copyFile made it (mode 0600, this user's).
+func likeTarget(tmp, target string) error {
+	fi, err := os.Stat(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	return sessionsjson.KeepOwner(f, fi)
 }
 
 // unstage removes staged copies.
