@@ -797,6 +797,38 @@ func TestRobustDiskFullStateDBRepair(t *testing.T) {
 	compareDump(t, dumpHome(t, home), dumpBefore)
 }
 
+// TestRobustDiskFullRollbackJournal: on a rollback-journal home (r0817), a prune whose commit
+// cannot finish rewriting state.db (pages past RLIMIT_FSIZE) leaves state.db partly rewritten
+// with its hot journal, which this process cannot roll back under the same limit: the run
+// exits 6 naming its journal (not 5: state.db's bytes changed), status says what happened, and
+// once a read-write open rolls the transaction back, state.db is byte for byte as before and
+// undo of the kept journal finds nothing to change.
+func TestRobustDiskFullRollbackJournal(t *testing.T) {
+	t.Parallel()
+	home := fixtureHome(t, "r0817-481156139")
+	db := filepath.Join(home, "state.db")
+	dbBefore := snapshotHome(t, home)["state.db"]
+	code, _, stderr := runChild(t, 250<<10, "--home", home, "--now", fixtureNow, "prune", "--older-than", "7d", "--apply")
+	js := journals(t, home)
+	if code != ExitPartial || len(js) != 1 || !strings.Contains(stderr, js[0]) || !strings.Contains(stderr, "mid-transaction") {
+		t.Fatalf("exit %d, journals %v, stderr %s; want exit 6 naming the kept journal and the interrupted transaction", code, js, stderr)
+	}
+	if _, err := os.Stat(db + "-journal"); err != nil {
+		t.Fatalf("no hot journal left (%v): the limit did not cut the commit", err)
+	}
+	code, _, stderr = runChild(t, 0, "--home", home, "--now", fixtureNow, "status")
+	if code != ExitData || !strings.Contains(stderr, "mid-transaction") {
+		t.Errorf("status on the interrupted home: exit %d, stderr %s", code, stderr)
+	}
+	assertIntegrity(t, db) // a read-write open: SQLite rolls the transaction back
+	if after := snapshotHome(t, home)["state.db"]; after != dbBefore {
+		t.Errorf("state.db after the rollback differs from before")
+	}
+	if code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply"); code != ExitOK || !strings.Contains(stdout+stderr, "nothing to change") {
+		t.Errorf("undo: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 // assertIntegrity opens the database read-write (running any WAL recovery, as the next
 // opener would) and fails unless PRAGMA integrity_check says ok.
 func assertIntegrity(t testing.TB, dbPath string) {

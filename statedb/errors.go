@@ -25,6 +25,11 @@ var (
 	ErrBusy = errors.New("database stayed locked")
 	// ErrReadOnly reports a write attempted through a handle opened with OpenReadOnly.
 	ErrReadOnly = errors.New("database opened read-only")
+	// ErrInterrupted reports a rollback-journal database left holding a hot journal by a write
+	// that failed part-way (a COMMIT or VACUUM that could not finish writing state.db) and that
+	// could not be rolled back at once: state.db's bytes changed, and SQLite restores them at the
+	// next read-write open.
+	ErrInterrupted = errors.New("state.db was left mid-transaction: its rollback journal (state.db-journal) is still there and SQLite rolls it back at the next read-write open (the gateway's start, or `sqlite3 state.db 'PRAGMA schema_version'`)")
 )
 
 // SQLite primary result codes used for classification.

@@ -83,6 +83,9 @@ func open(ctx context.Context, path string, write bool) (*DB, error) {
 	}
 	if err != nil {
 		_ = sqldb.Close()
+		if !write && hotJournal(abs) {
+			err = interruptedOpen{}
+		}
 		return nil, fmt.Errorf("open state.db %s: %w", path, err)
 	}
 	if immutable {

@@ -186,3 +186,28 @@ func TestSnapshotWhileWritten(t *testing.T) {
 		t.Errorf("the snapshots saw %d states: the writer did not commit between them", len(seen))
 	}
 }
+
+// TestHotJournal: a rollback journal that starts with the header's magic holds a transaction;
+// none, an empty one or one whose header was zeroed (journal_mode PERSIST) does not.
+func TestHotJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	for _, tt := range []struct {
+		journal []byte // nil: no journal file
+		hot     bool
+	}{
+		{nil, false},
+		{[]byte{}, false},
+		{make([]byte, 512), false},
+		{append(append([]byte{}, journalMagic...), make([]byte, 504)...), true},
+	} {
+		_ = os.Remove(path + "-journal")
+		if tt.journal != nil {
+			if err := os.WriteFile(path+"-journal", tt.journal, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := hotJournal(path); got != tt.hot {
+			t.Errorf("journal %d bytes (magic %v): hot %v, want %v", len(tt.journal), tt.hot, got, tt.hot)
+		}
+	}
+}

@@ -112,6 +112,9 @@ func (db *DB) attempt(ctx context.Context, fn func(tx *sql.Tx) error, locked *ti
 		// A failed COMMIT can leave SQLite inside the transaction while database/sql
 		// considers it finished; end it explicitly so the connection is clean.
 		_, _ = db.sql.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		if serr := settle(ctx, db.sql, db.path); serr != nil {
+			return fmt.Errorf("commit: %w: %w", err, serr)
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	faultPoint(FaultAfterCommit)

@@ -56,6 +56,9 @@ type VacuumResult struct {
 	Checkpointed bool
 	// Vacuumed: VACUUM committed.
 	Vacuumed bool
+	// Interrupted: an optimize or VACUUM failed part-way and state.db still holds its hot
+	// journal (ErrInterrupted): its bytes changed until SQLite rolls it back.
+	Interrupted bool
 }
 
 // ErrNoVacuum: the generation has no vacuum() (sessionsjson.VacuumNone).
@@ -86,6 +89,10 @@ func Vacuum(ctx context.Context, path string, rule sessionsjson.VacuumRule, fts 
 		case errors.Is(err, errNotQueryable):
 			res.Skipped[t] = "not queryable here (its tokenizer cannot be loaded): not optimized, as the runtime without it does"
 		case err != nil:
+			if serr := settle(ctx, db, path); serr != nil {
+				res.Interrupted = true
+				return res, fmt.Errorf("optimize %s: %w: %w", t, err, serr)
+			}
 			res.Skipped[t] = "optimize failed: " + err.Error()
 		default:
 			res.Optimized = append(res.Optimized, t)
@@ -99,6 +106,10 @@ func Vacuum(ctx context.Context, path string, rule sessionsjson.VacuumRule, fts 
 			continue
 		}
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			if serr := settle(ctx, db, path); serr != nil {
+				res.Interrupted = true
+				return res, fmt.Errorf("VACUUM: %w: %w", err, serr)
+			}
 			return res, fmt.Errorf("VACUUM: %w", err)
 		}
 		res.Vacuumed = true

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -10,6 +11,9 @@ import (
 )
 
 func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
+	if errors.Is(h.DBErr, statedb.ErrInterrupted) { // a hot journal, not damage: let SQLite roll it back
+		return []Finding{{DBCorrupt, Error, "state.db", oneLine(h.DBErr) + "; do not delete state.db-journal: it holds the bytes that put state.db back; the checks above ran without it"}}, nil
+	}
 	if h.DBErr != nil {
 		return []Finding{{DBCorrupt, Error, "state.db", oneLine(h.DBErr) + ": every command that reads it fails; stop every Hermes process, back up state.db and restore it from a backup (or run `hermes sessions repair`); the checks above ran without it"}}, nil
 	}

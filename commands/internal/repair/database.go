@@ -506,6 +506,14 @@ func (r *Run) background(fn func()) {
 	}()
 }
 
+// interruptedWrite is the error of a batch whose commit failed part-way and left state.db
+// holding a hot journal (statedb.ErrInterrupted): its bytes changed, so the run is not "nothing
+// changed"; the batch's journal is kept (its rows are at their before-images once SQLite rolls
+// the transaction back, and undo then leaves them alone) and the files it names stay in place.
+func interruptedWrite(command string, err error) error {
+	return failure.Mark(failure.Write, fmt.Errorf("%s: %w", command, err))
+}
+
 // applyDB runs one transaction of a state.db repair on db. Inside the transaction, before
 // the commit, the journal is written with every row image and the files filesFor names; if
 // the transaction fails the journal is removed again. After the commit those files are moved
@@ -532,6 +540,9 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 		}
 		return journal.Write(path, j)
 	})
+	if interrupted := errors.Is(err, statedb.ErrInterrupted); interrupted && changed {
+		return newBatchRecord(path, stats), interruptedWrite(r.H.Opts.Command, err)
+	}
 	if err != nil || !changed {
 		_ = os.Remove(path)
 	}

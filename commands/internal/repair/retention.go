@@ -2,6 +2,7 @@ package repair
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -340,6 +341,9 @@ func (r *Run) journalRetention(ctx context.Context, db *statedb.DB, path string,
 // settleRetention ends one batch: a batch that failed or deleted nothing leaves no journal
 // and no row store; one that committed has its files moved into the stash.
 func (r *Run) settleRetention(path string, pr statedb.RetentionResult, files []journal.FileImage, err error) (*BatchRecord, error) {
+	if errors.Is(err, statedb.ErrInterrupted) && len(pr.Deleted) > 0 {
+		return newBatchRecord(path, pr.Stats), interruptedWrite(r.H.Opts.Command, err)
+	}
 	if err != nil || len(pr.Deleted) == 0 {
 		_ = os.Remove(path)
 		_ = journal.RemoveRowStore(journal.RowStorePath(path))

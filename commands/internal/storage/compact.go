@@ -202,10 +202,11 @@ func compactLocked(ctx context.Context, h *home.Home, d *CompactData) (repair.Ou
 }
 
 // compactFailed ends a compact whose VACUUM failed: rolled back, nothing changed (exit 5, no
-// journal) unless an FTS index was merged or a checkpoint changed the files before it (exit 6:
-// they stay; they change the layout only, and undo has nothing to restore).
+// journal) unless an FTS index was merged or a checkpoint changed the files before it, or the
+// failure left state.db mid-transaction (exit 6: they stay; they change the layout only, and
+// undo has nothing to restore).
 func compactFailed(out repair.Outcome, dbPath string, d *CompactData, res statedb.VacuumResult, err error) (repair.Outcome, error) {
-	if len(res.Optimized) == 0 && !res.Checkpointed {
+	if len(res.Optimized) == 0 && !res.Checkpointed && !res.Interrupted {
 		_ = os.Remove(out.Journal())
 		return repair.Outcome{}, failure.Mark(failure.Write, fmt.Errorf("compact: %w (rolled back; nothing changed)", err))
 	}
@@ -218,7 +219,14 @@ func compactFailed(out repair.Outcome, dbPath string, d *CompactData, res stated
 		out.Changes = append(out.Changes, repair.Change{Store: "state.db", Target: "state.db-wal/bytes", Op: "checkpoint", Before: d.Before.WALBytes, After: fileSize(dbPath + "-wal")})
 		done = append(done, "the WAL was checkpointed into state.db")
 	}
-	return out, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("compact: %s, then %w (VACUUM rolled back; run compact again)", strings.Join(done, " and "), err)}
+	tail := "VACUUM rolled back; run compact again"
+	if res.Interrupted { // err says so
+		tail = "run compact again once SQLite has rolled it back"
+	}
+	if len(done) == 0 {
+		return out, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("compact: %w (%s)", err, tail)}
+	}
+	return out, &repair.Incomplete{Outcome: out, Err: fmt.Errorf("compact: %s, then %w (%s)", strings.Join(done, " and "), err, tail)}
 }
 
 // compactUnmeasured ends a compact whose VACUUM committed but whose file could not be read

@@ -1,0 +1,48 @@
+package statedb
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+)
+
+// journalMagic starts the header of a rollback journal that holds a transaction's
+// before-images (SQLite's file format, "The Rollback Journal").
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// hotJournal reports whether path's rollback journal holds a transaction: it exists and
+// starts with the journal header's magic (a finished transaction deletes it, truncates it or
+// zeroes its header, by journal mode).
+func hotJournal(path string) bool {
+	head, err := readHead(path+"-journal", len(journalMagic))
+	return err == nil && bytes.Equal(head, journalMagic)
+}
+
+// settle is called after a write on q failed part-way: a rollback-journal database may then
+// hold a hot journal (state.db partly rewritten). A read through q makes SQLite roll it back,
+// restoring state.db's bytes; if the journal is still there after that, the failed write
+// changed state.db and settle returns ErrInterrupted. A WAL database has nothing to settle:
+// a failed commit leaves frames no reader applies.
+func settle(ctx context.Context, q *sql.DB, path string) error {
+	if !hotJournal(path) {
+		return nil
+	}
+	var n int
+	_ = q.QueryRowContext(context.WithoutCancel(ctx), "SELECT count(*) FROM sqlite_master").Scan(&n)
+	if hotJournal(path) {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// interruptedOpen is the error of a read-only open that SQLite refused because state.db holds
+// a hot journal (only a read-write connection may roll it back): ErrInterrupted, and
+// ErrCorrupt to the callers that branch on a database they cannot read.
+type interruptedOpen struct{}
+
+func (interruptedOpen) Error() string {
+	return ErrInterrupted.Error() + "; until then a read-only open cannot read it"
+}
+
+// Is reports ErrInterrupted and ErrCorrupt.
+func (interruptedOpen) Is(target error) bool { return target == ErrInterrupted || target == ErrCorrupt }
