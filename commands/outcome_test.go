@@ -336,3 +336,51 @@ func TestOutcomeBackupRotationFails(t *testing.T) {
 		t.Errorf("backups after: %v; error %q", after, envl.Error.Message)
 	}
 }
+
+// TestOutcomeTranscriptsKept: a prune whose sessions directory cannot be written (immutable)
+// deletes the rows and reports the transcripts as kept (repair.transcripts-kept), not as
+// removed; the files are where they were, and undo restores the rows.
+func TestOutcomeTranscriptsKept(t *testing.T) {
+	for _, args := range [][]string{{"prune-ghosts", "--apply"}, {"prune", "--older-than", "7d", "--apply"}} {
+		t.Run(args[0], func(t *testing.T) {
+			home := fixtureHome(t, outcomeGenDB)
+			sessions := filepath.Join(home, "sessions")
+			before, _ := os.ReadDir(sessions)
+			immutable(t, sessions)
+			cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			var envl struct {
+				Applied  bool     `json:"applied"`
+				Journals []string `json:"journals"`
+				Changes  []struct {
+					Op string `json:"op"`
+				} `json:"changes"`
+				Findings []struct {
+					Check string `json:"check"`
+				} `json:"findings"`
+			}
+			if err := json.Unmarshal(out, &envl); err != nil || !envl.Applied {
+				t.Fatalf("envelope %s (%v)", out, err)
+			}
+			kept := false
+			for _, f := range envl.Findings {
+				kept = kept || f.Check == "repair.transcripts-kept"
+			}
+			for _, c := range envl.Changes {
+				if c.Op == "remove file" {
+					t.Errorf("a transcript is reported removed: %s", out)
+					break
+				}
+			}
+			mutable(t, sessions)
+			after, _ := os.ReadDir(sessions)
+			if !kept || len(after) != len(before) {
+				t.Errorf("finding repair.transcripts-kept %v; sessions/ holds %d entries, %d before", kept, len(after), len(before))
+			}
+			undoAll(t, outcomeGenDB, home, envl.Journals)
+		})
+	}
+}

@@ -216,6 +216,16 @@ func readSmallRegular(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// CheckDirWritable reports whether this process may create and remove entries in dir, as
+// access(2) decides it (an immutable directory or a read-only mount fails, root included).
+func CheckDirWritable(dir string) error {
+	const w, x = 2, 1 // W_OK, X_OK
+	if err := access(dir, w|x); err != nil {
+		return fmt.Errorf("%s cannot be written by this user: %w", dir, err)
+	}
+	return nil
+}
+
 // CheckWritable refuses a write (ErrNotWritable) unless this process may read and write
 // state.db, its -wal and -shm (those present) and enter, read and write their directory, as
 // access(2) decides it: the runtime's preflight_db_writability asks the same (os.access), so

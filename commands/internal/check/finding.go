@@ -111,6 +111,7 @@ const (
 	GhostUnsafeID     ID = "ghost.unsafe-id"
 	GhostGlobID       ID = "ghost.glob-id"
 	RepairBatches     ID = "repair.batches"
+	TranscriptsKept   ID = "repair.transcripts-kept"
 	PruneLocked       ID = "prune.locked"
 	PruneLeased       ID = "prune.leased"
 	PruneUnsafeID     ID = "prune.unsafe-id"
@@ -136,7 +137,7 @@ var All = []ID{
 	UpgradeOrphanFinalize, UpgradeAutoPrune, UpgradeEntriesPruned, UpgradeFTSRebuild, UpgradeRollback, DBSchemaVersionMissing, DBIntegrity, DBOrphanedContinuation, DBTUIGhost,
 	DBExpiredLock, DBWALLarge, DBFreelist, DBWALResetBug, DBFTSOutOfStep, SessionsStrayTranscript, SessionsTranscriptMissing, DBBadModelConfig, DBOddValue, GatewayRunning, MaintainRoutingSkipped,
 	MaintainWritesRefused, MaintainStepRefused, MaintainCompactSkipped, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
-	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches,
+	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches, TranscriptsKept,
 	PruneLocked, PruneLeased, PruneUnsafeID,
 	DBDeletedHolder, JournalOrphanRowStore, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
 }

@@ -323,6 +323,8 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
+	files, kept := r.movable(files)
+	res.Findings = append(res.Findings, kept...)
 	return r.batches(ctx, deletable, r.batchRows(), res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
@@ -557,6 +559,27 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 	}
 	r.stash(files)
 	return newBatchRecord(path, stats), nil
+}
+
+// movable returns files, the transcripts of the sessions a prune deletes, when the sessions
+// directory can be written, for the batches to move into their journals' stash after each
+// commit. Otherwise it returns none, with a repair.transcripts-kept finding: the rows still go
+// and the files stay, and they are not reported as removed (a move that fails after a commit
+// can only warn, once the report is written).
+func (r *Run) movable(files map[string][]string) (map[string][]string, []check.Finding) {
+	n := 0
+	for _, fs := range files {
+		n += len(fs)
+	}
+	if n == 0 {
+		return files, nil
+	}
+	err := statedb.CheckDirWritable(r.H.Opts.Home.SessionsDir())
+	if err == nil {
+		return files, nil
+	}
+	return nil, []check.Finding{{Check: check.TranscriptsKept, Severity: check.Warn, Subject: "sessions",
+		Message: fmt.Sprintf("%d transcript file(s) of the sessions deleted stay in the sessions directory (%v): the runtime would have deleted them", n, err)}}
 }
 
 // stash moves a committed batch's files into its journal's stash in the background (each

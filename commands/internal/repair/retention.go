@@ -107,8 +107,9 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 	if err != nil {
 		return Outcome{}, sum, err
 	}
+	files, kept := r.movable(files)
 	sizes := fileSizes(files)
-	res := Outcome{Findings: append(notes, skippedFindings(cands)...)}
+	res := Outcome{Findings: append(append(notes, skippedFindings(cands)...), kept...)}
 	if !r.Apply || len(deletable) == 0 {
 		orphaned, err := r.H.DB.ChildrenLeft(ctx, deletable)
 		if err != nil {
