@@ -384,3 +384,19 @@ func TestOutcomeTranscriptsKept(t *testing.T) {
 		})
 	}
 }
+
+// TestOutcomeFTSRebuildSignalAfterCommit: a SIGTERM right after fts rebuild's COMMIT does not
+// turn the committed rebuild into "rolled back; nothing changed": it is reported applied, with
+// its journal kept and named.
+func TestOutcomeFTSRebuildSignalAfterCommit(t *testing.T) {
+	home := fixtureHome(t, "r0817-481156139")
+	execSQL(t, filepath.Join(home, "state.db"), "INSERT INTO messages_fts(messages_fts) VALUES('delete-all')")
+	fault := []string{sessionsjson.FaultPointEnv + "=" + statedb.FaultAfterCommit + ":sigterm"}
+	_, envl, stderr := runOutcome(t, fault, home, "fts", "rebuild", "--apply")
+	if !envl.Applied || len(envl.Journals) != 1 {
+		t.Fatalf("envelope %+v, stderr %s; want applied with its journal", envl, stderr)
+	}
+	if _, err := os.Stat(envl.Journals[0]); err != nil {
+		t.Errorf("journal: %v", err)
+	}
+}

@@ -25,6 +25,8 @@ var (
 	ErrBusy = errors.New("database stayed locked")
 	// ErrReadOnly reports a write attempted through a handle opened with OpenReadOnly.
 	ErrReadOnly = errors.New("database opened read-only")
+	// ErrCommitted reports a failure after a write transaction committed: the change stands.
+	ErrCommitted = errors.New("the change was committed")
 	// ErrInterrupted reports a rollback-journal database left holding a hot journal by a write
 	// that failed part-way (a COMMIT or VACUUM that could not finish writing state.db) and that
 	// could not be rolled back at once: state.db's bytes changed, and SQLite restores them at the

@@ -113,8 +113,13 @@ func (db *DB) RebuildFTS(ctx context.Context, indexes []FTSIndex, beforeCommit C
 	if err != nil {
 		return nil, stats, fmt.Errorf("%s: %w", op, err)
 	}
-	after, err := db.FTSIndexes(ctx)
-	return after, stats, err
+	// Committed: the indexes are measured even when the run is being stopped (a signal), and
+	// a failure to measure them is not a rollback.
+	after, err := db.FTSIndexes(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, stats, fmt.Errorf("%s: committed, then reading the indexes failed: %w: %w", op, err, ErrCommitted)
+	}
+	return after, stats, nil
 }
 
 // rebuildIndex refills one index inside tx.

@@ -106,7 +106,7 @@ func (r *Run) applyFTS(ctx context.Context, db *statedb.DB, stale []statedb.FTSI
 		j.Operation = &journal.Operation{Kind: "fts-rebuild", Targets: targets, Note: ftsNote}
 		return journal.Write(path, j)
 	})
-	if errors.Is(err, statedb.ErrInterrupted) { // state.db changed: the operation record stays
+	if errors.Is(err, statedb.ErrInterrupted) || errors.Is(err, statedb.ErrCommitted) { // state.db changed: the operation record stays
 		res := Outcome{Applied: true, Journals: []string{path}}
 		return res, &Incomplete{Outcome: res, Err: interruptedWrite("fts rebuild", err)}
 	}
