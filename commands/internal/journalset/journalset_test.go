@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,5 +114,37 @@ func TestPrune(t *testing.T) {
 		if _, err := os.Lstat(kept); err != nil {
 			t.Errorf("%s removed", kept)
 		}
+	}
+}
+
+// TestPruneFinishesOrphanRowStore: a row store whose journal is gone (an earlier prune removed
+// the journal, then could not remove the store) is removed by the next prune when it is older
+// than the cutoff, and kept when it is newer.
+func TestPruneFinishesOrphanRowStore(t *testing.T) {
+	h, paths := testHome(t, -1, -1, -1)
+	old, young := journal.RowStorePath(paths[0]), journal.RowStorePath(paths[1])
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("rows"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range paths[:2] {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(48 * time.Hour)
+	if err := os.Chtimes(young, now, now); err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, 0, true)
+	if err != nil || !slices.Contains(p.RowStores, old) || slices.Contains(p.RowStores, young) {
+		t.Fatalf("row stores removed %v (%v); want %s, not %s", p.RowStores, err, old, young)
+	}
+	if _, err := os.Lstat(old); err == nil {
+		t.Errorf("%s still there", old)
+	}
+	if _, err := os.Lstat(young); err != nil {
+		t.Errorf("%s removed: %v", young, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +84,9 @@ func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pru
 		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
 	}
 	p.sortRowStores(h.JournalDir(), named)
+	if err := p.addOrphanRowStores(h, cutoff); err != nil {
+		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
+	}
 	p.Bytes = p.bytes()
 	if len(p.RowStoresKept) > 0 {
 		p.Note += "; kept, as a kept journal still names them (its undo reads the rows there): " + strings.Join(p.RowStoresKept, ", ")
@@ -108,6 +112,24 @@ func (p *Pruned) sortRowStores(dir string, named map[string]bool) {
 			}
 		}
 	}
+}
+
+// addOrphanRowStores adds to RowStores the row stores older than cutoff that no journal names:
+// what an earlier journal prune left when it removed a journal and then could not remove its
+// store (removeAll removes the journal first), or what a prune stopped between its row store
+// and its journal left (journal.OrphanRowStores). A rerun finishes the removal.
+func (p *Pruned) addOrphanRowStores(h sessionsjson.Home, cutoff time.Time) error {
+	orphans, err := journal.OrphanRowStores(h)
+	if err != nil {
+		return err
+	}
+	for _, store := range orphans {
+		fi, err := os.Lstat(store)
+		if err == nil && fi.ModTime().Before(cutoff) && !slices.Contains(p.RowStores, store) {
+			p.RowStores = append(p.RowStores, store)
+		}
+	}
+	return nil
 }
 
 // bytes counts what p removes: each journal with its stash, and RowStores.
