@@ -93,7 +93,8 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	}
 	res.Applied, res.Journals = true, []string{undoPath}
 	if err != nil {
-		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (run the same undo again to finish it)", err)}
+		// By its path: --last would now take this journal for undone and pick an older one.
+		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (finish it with `sessionctl undo %s --apply`)", err, absPath(path))}
 	}
 	return res, nil
 }
