@@ -307,14 +307,14 @@ func likeTarget(tmp, target string) error {
 	if err != nil {
 		return err
 	}
+	if err := os.Chmod(tmp, fi.Mode().Perm()); err != nil { // by path: Windows needs no write handle
+		return err
+	}
 	f, err := os.Open(tmp)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := f.Chmod(fi.Mode().Perm()); err != nil {
-		return err
-	}
 	return sessionsjson.KeepOwner(f, fi)
 }
 
