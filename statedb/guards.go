@@ -216,11 +216,17 @@ func readSmallRegular(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// The mode bits of access(2).
+const (
+	accessR = 4 // R_OK
+	accessW = 2 // W_OK
+	accessX = 1 // X_OK
+)
+
 // CheckDirWritable reports whether this process may create and remove entries in dir, as
 // access(2) decides it (an immutable directory or a read-only mount fails, root included).
 func CheckDirWritable(dir string) error {
-	const w, x = 2, 1 // W_OK, X_OK
-	if err := access(dir, w|x); err != nil {
+	if err := access(dir, accessW|accessX); err != nil {
 		return fmt.Errorf("%s cannot be written by this user: %w", dir, err)
 	}
 	return nil
@@ -232,7 +238,7 @@ func CheckDirWritable(dir string) error {
 // root passes where the runtime's root passes, and an immutable file or a read-only mount
 // fails for both. Nothing is opened.
 func CheckWritable(dbPath string) error {
-	const r, w, x = 4, 2, 1 // R_OK, W_OK, X_OK
+	const r, w, x = accessR, accessW, accessX
 	dir := filepath.Dir(dbPath)
 	checks := []struct {
 		path string
