@@ -2,9 +2,11 @@ package commands
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,6 +179,96 @@ func TestOutcomeUndoPartWay(t *testing.T) {
 		t.Fatalf("undo again: exit %d %+v: %s", code, envl, stderr)
 	}
 	compareDump(t, dumpHome(t, home), loadExpected(t, outcomeGenDB, "before"))
+}
+
+// journalStates runs journal list and returns, by file name, whether each journal is undone
+// and whether it is a pending undo journal.
+func journalStates(t *testing.T, home string) (undone, pending map[string]bool) {
+	t.Helper()
+	out, err := childCmd(t, 0, "--home", home, "--json", "journal", "list").Output()
+	if err != nil {
+		t.Fatalf("journal list: %v", err)
+	}
+	var env struct {
+		Data struct {
+			Journals []struct {
+				Path            string
+				Undone, Pending bool
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &env); err != nil {
+		t.Fatal(err)
+	}
+	undone, pending = map[string]bool{}, map[string]bool{}
+	for _, j := range env.Data.Journals {
+		undone[filepath.Base(j.Path)], pending[filepath.Base(j.Path)] = j.Undone, j.Pending
+	}
+	return undone, pending
+}
+
+// TestOutcomeUndoLastFinishesPartWay: a journal whose undo stopped part-way is not undone
+// (its undo journal is pending), so undo --last takes it again and finishes the undo; then
+// nothing is left to undo.
+func TestOutcomeUndoLastFinishesPartWay(t *testing.T) {
+	home := fixtureHome(t, outcomeGenDB)
+	code, envl, stderr := runOutcome(t, nil, home, "suspend-stuck", "--apply")
+	if code != ExitOK || len(envl.Journals) != 1 {
+		t.Fatalf("suspend-stuck: exit %d %+v: %s", code, envl, stderr)
+	}
+	name := filepath.Base(envl.Journals[0])
+	counts := filepath.Join(home, ".restart_failure_counts")
+	immutable(t, counts)
+	code, undo, stderr := runOutcome(t, nil, home, "undo", "--last", "--apply")
+	assertPartial(t, code, undo, stderr)
+	mutable(t, counts)
+	undone, pending := journalStates(t, home)
+	if undone[name] || !pending[filepath.Base(undo.Journals[0])] {
+		t.Fatalf("after the part-way undo: undone %v, pending %v; want %s not undone, %s pending", undone, pending, name, undo.Journals[0])
+	}
+	if code, envl, stderr := runOutcome(t, nil, home, "undo", "--last", "--apply"); code != ExitOK || !envl.Applied {
+		t.Fatalf("undo --last again: exit %d %+v: %s", code, envl, stderr)
+	}
+	compareDump(t, dumpHome(t, home), loadExpected(t, outcomeGenDB, "before"))
+	if undone, _ := journalStates(t, home); !undone[name] {
+		t.Errorf("%s is not undone after its undo finished: %v", name, undone)
+	}
+	if code, envl, stderr := runOutcome(t, nil, home, "undo", "--last"); code != ExitData {
+		t.Errorf("undo --last with every change undone: exit %d %+v: %s; want exit 4, nothing to undo", code, envl, stderr)
+	}
+}
+
+// TestOutcomeUndoLandedButPending: an undo killed after its last change landed, while its
+// journal was being marked finished, leaves that journal pending; the next undo --last takes
+// the same journal, finds nothing left to change, marks the pending one finished, and the
+// one after goes on to an older change.
+func TestOutcomeUndoLandedButPending(t *testing.T) {
+	for _, point := range []string{sessionsjson.FaultAfterTempWrite, sessionsjson.FaultAfterTempSync} {
+		t.Run(point, func(t *testing.T) {
+			home := fixtureHome(t, outcomeGenDB)
+			code, envl, stderr := runOutcome(t, nil, home, "prune-ghosts", "--apply")
+			if code != ExitOK || len(envl.Journals) != 1 {
+				t.Fatalf("prune-ghosts: exit %d %+v: %s", code, envl, stderr)
+			}
+			name := filepath.Base(envl.Journals[0])
+			killed := childCmd(t, 0, "--home", home, "--now", fixtureNow, "undo", envl.Journals[0], "--apply")
+			killed.Env = append(killed.Env, sessionsjson.FaultPointEnv+"="+point)
+			if err := killed.Run(); err == nil {
+				t.Fatal("the undo was not killed at the journal's rewrite")
+			}
+			compareDump(t, dumpHome(t, home), loadExpected(t, outcomeGenDB, "before"))
+			if undone, _ := journalStates(t, home); undone[name] {
+				t.Fatalf("%s counts as undone though its undo journal is pending", name)
+			}
+			code, again, stderr := runOutcome(t, nil, home, "undo", "--last", "--apply")
+			if code != ExitOK || again.Applied || !strings.Contains(stderr, "marked finished") {
+				t.Fatalf("undo --last: exit %d %+v: %s; want nothing applied, the pending journal finished", code, again, stderr)
+			}
+			if undone, pending := journalStates(t, home); !undone[name] || slices.Contains(slices.Collect(maps.Values(pending)), true) {
+				t.Errorf("after settling: undone %v, pending %v", undone, pending)
+			}
+		})
+	}
 }
 
 // TestOutcomeSignals: SIGINT or SIGTERM during maintain --apply stops it at the next safe

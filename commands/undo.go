@@ -16,7 +16,7 @@ func undoCommand() *cli.Command {
 		UsageText: "sessionctl undo --apply ~/.hermes/sessionctl/journal/20260715T120000.000000000Z-suspend.json\nsessionctl undo --last --apply",
 		Flags: []cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them); " +
 			"for a restore's journal, go ahead where sessionctl cannot tell whether a gateway runs or which processes hold state.db (you have stopped them)"),
-			waitFlag(), &cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own; one whose undo stopped part-way counts as undone: finish that undo by the journal's path)"}},
+			waitFlag(), &cli.BoolFlag{Name: "last", Usage: "the newest journal of the home not undone yet (not an undo's own; one whose undo stopped part-way is taken again, which finishes that undo)"}},
 		Action: runUndo,
 	}
 }

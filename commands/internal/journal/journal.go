@@ -50,6 +50,12 @@ type Journal struct {
 	// Undoes names the journal an undo reverted (its path): `journal list` tells from it that
 	// the journal was undone. Older sessionctl versions ignore the field.
 	Undoes string `json:"undoes,omitempty"`
+	// Pending marks the journal of an undo (Undoes, or a restore's swap back) that has not
+	// finished: it is written with the flag before the undo's first byte and rewritten
+	// without it once every change landed (Finish). The journal it reverts does not count as
+	// undone while it is set, so undo --last takes that journal again and finishes the undo.
+	// Older sessionctl versions ignore the field.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Swap records a restore: the files a backup put in place of the home's, and the backup of

@@ -28,11 +28,14 @@ type Item struct {
 	// Bytes counts the journal, its stash (<journal>.files: moved transcripts, a restore's
 	// saved files) and its row store (<journal>.rows.db).
 	Bytes int64 `json:"bytes"`
-	// Undone: an undo journal names this one (Undoes) and was not undone itself.
+	// Undone: a finished undo journal names this one (Undoes) and was not undone itself.
 	Undone   bool   `json:"undone"`
 	UndoneBy string `json:"undone_by"`
 	Undoes   string `json:"undoes"` // an undo journal: the journal it reverted
-	Error    string `json:"error,omitempty"`
+	// Pending: an undo journal whose undo has not finished (stopped part-way): the journal it
+	// reverts is not undone yet, and undo of that journal finishes it.
+	Pending bool   `json:"pending"`
+	Error   string `json:"error,omitempty"`
 
 	j       *journal.Journal
 	created time.Time
@@ -79,31 +82,19 @@ func read(path string) *Item {
 		it.Error = err.Error()
 		return it
 	}
-	it.j, it.Time, it.Command, it.Home, it.Undoes = j, j.CreatedAt, j.Command, j.Home, undoneJournal(j)
+	it.j, it.Time, it.Command, it.Home, it.Undoes, it.Pending = j, j.CreatedAt, j.Command, j.Home, j.Reverts(), j.Pending
 	it.created, _ = time.Parse(time.RFC3339Nano, j.CreatedAt)
 	it.Changes = len(repair.JournalChanges(j))
 	return it
 }
 
-// undoneJournal names the journal j reverted: its Undoes, or for the undo of a restore (a
-// swap back from a restore journal's stash) that restore's journal.
-func undoneJournal(j *journal.Journal) string {
-	if j.Undoes != "" {
-		return j.Undoes
-	}
-	if j.Swap != nil && strings.HasSuffix(j.Swap.Backup, ".files") && j.Command == "undo" {
-		return strings.TrimSuffix(j.Swap.Backup, ".files") + ".json"
-	}
-	return ""
-}
-
-// markUndone sets Undone on each journal an undo journal names that is not undone itself
-// (the undo of an undo puts the change back). Journals are matched by name: a home moved
+// markUndone sets Undone on each journal a finished undo journal names that is not undone
+// itself (the undo of an undo puts the change back). Journals are matched by name: a home moved
 // keeps its journal names.
 func markUndone(items []*Item) {
 	undoers := map[string][]*Item{}
 	for _, it := range items {
-		if it.Undoes != "" {
+		if it.Undoes != "" && !it.Pending {
 			undoers[filepath.Base(it.Undoes)] = append(undoers[filepath.Base(it.Undoes)], it)
 		}
 	}

@@ -41,8 +41,11 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return Outcome{}, err
 	}
 	res := Outcome{Changes: imageChanges(inv, "restore")}
-	if !r.Apply || (len(res.Changes) == 0 && len(duplicates) == 0) {
+	if !r.Apply {
 		return res, nil
+	}
+	if len(res.Changes) == 0 && len(duplicates) == 0 {
+		return finishUndoers(ctx, r, path, j, res)
 	}
 	routing, err := writesRouting(ctx, inv)
 	if err != nil {
@@ -76,9 +79,9 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		}
 	}
 	if len(res.Changes) == 0 {
-		return res, nil
+		return finishUndoers(ctx, r, path, j, res)
 	}
-	inv.Command, inv.Home, inv.Undoes = h.Opts.Command, h.Opts.Home.Dir, absPath(path)
+	inv.Command, inv.Home, inv.Undoes, inv.Pending = h.Opts.Command, h.Opts.Home.Dir, absPath(path), true
 	undoPath, err := r.writeJournal(inv)
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Write, err)
@@ -89,13 +92,32 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		if err != nil {
 			return Outcome{}, err
 		}
-		return Outcome{}, nil // every row was at its before-image already: nothing to undo
+		return finishUndoers(ctx, r, path, j, Outcome{}) // every row was at its before-image already: nothing to undo
 	}
 	res.Applied, res.Journals = true, []string{undoPath}
-	if err != nil {
-		// By its path: --last would now take this journal for undone and pick an older one.
-		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (finish it with `sessionctl undo %s --apply`)", err, absPath(path))}
+	if err != nil { // the undo journal stays pending: undo --last takes this journal again
+		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (finish it with `sessionctl undo %s --apply` or `undo --last --apply`)", err, absPath(path))}
 	}
+	if err := journal.Finish(undoPath, inv); err != nil {
+		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))
+	}
+	return res, nil
+}
+
+// finishUndoers settles the undos of the journal at path (j) that stopped part-way, once an
+// undo of it found nothing left to change (res): under the lock, their journals are finished,
+// so that the journal counts as undone and undo --last goes on to an older one.
+func finishUndoers(ctx context.Context, r *Run, path string, j *journal.Journal, res Outcome) (Outcome, error) {
+	pending := journal.PendingUndoers(r.H.Opts.Home.JournalDir(), path)
+	if len(pending) == 0 {
+		return res, nil
+	}
+	if fresh, err := r.lock(ctx); err != nil {
+		return Outcome{}, err
+	} else if fresh { // check again under the lock
+		return Undo(ctx, r, path, j)
+	}
+	journal.FinishPending(pending, r.H.Opts.Warnf)
 	return res, nil
 }
 

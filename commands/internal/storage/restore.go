@@ -184,6 +184,9 @@ func swap(ctx context.Context, h *home.Home, src string, m *Manifest, actions []
 		}
 		return res, &repair.Incomplete{Outcome: res.Outcome, Err: fmt.Errorf("%s: %w", h.Opts.Command, err)}
 	}
+	if err := journal.Finish(path, j); err != nil { // an undo's: it landed whole
+		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of the restore finds nothing to change and settles it", err)
+	}
 	return res, nil
 }
 
@@ -211,7 +214,7 @@ func saveCurrent(ctx context.Context, h *home.Home, path, src string, actions []
 		return nil, err
 	}
 	j := &journal.Journal{Command: h.Opts.Command, Home: h.Opts.Home.Dir, Storage: h.Storage.String(), Generation: string(h.Gen),
-		Swap: &journal.Swap{Backup: src, Saved: saved}}
+		Swap: &journal.Swap{Backup: src, Saved: saved}, Pending: h.Opts.Command == "undo"}
 	for _, a := range actions {
 		sf := journal.SwapFile{Path: a.rel, Original: fingerprint(filepath.Join(h.Opts.Home.Dir, filepath.FromSlash(a.rel)))}
 		if !a.remove {

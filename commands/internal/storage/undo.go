@@ -42,8 +42,11 @@ func UndoRestore(ctx context.Context, h *home.Home, path string, j *journal.Jour
 	if apply {
 		removeStaged(h, j)
 	}
-	if !apply || len(actions) == 0 {
+	if !apply {
 		return out, d, nil
+	}
+	if len(actions) == 0 {
+		return out, d, finishUndoers(ctx, h, path)
 	}
 	res, err := swap(ctx, h, saved, vd.Manifest, actions, out.Changes)
 	d.Saved = res.saved
@@ -129,4 +132,20 @@ func holdsRestored(p string, cur *journal.Fingerprint, want *journal.Digest) boo
 	}
 	d, err := digestFile(p)
 	return err == nil && d.SHA256 == want.SHA256
+}
+
+// finishUndoers settles, under the lock, the undos of the restore journaled at path that
+// stopped part-way, once an undo of it found nothing left to swap back: they landed whole.
+func finishUndoers(ctx context.Context, h *home.Home, path string) error {
+	pending := journal.PendingUndoers(h.Opts.Home.JournalDir(), path)
+	if len(pending) == 0 {
+		return nil
+	}
+	release, err := home.Lock(ctx, h.Opts)
+	if err != nil {
+		return err
+	}
+	defer release()
+	journal.FinishPending(pending, h.Opts.Warnf)
+	return nil
 }
