@@ -147,6 +147,7 @@ func runJournalPrune(c *cli.Context) error {
 	if out.Applied {
 		verb = "removed"
 	}
-	fmt.Fprintf(o.stdout, "%s %d journal%s (%d bytes), kept %d; %s\n", verb, len(res.changes), plural(len(res.changes), "", "s"), p.Bytes, p.Kept, p.Note)
+	fmt.Fprintf(o.stdout, "%s %d journal%s and %d leftover%s (%d bytes), kept %d; %s\n", verb, len(p.Journals), plural(len(p.Journals), "", "s"),
+		len(p.Orphans), plural(len(p.Orphans), "", "s"), p.Bytes, p.Kept, p.Note)
 	return nil
 }

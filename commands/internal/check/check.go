@@ -48,6 +48,7 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 	out = append(out, newer(h)...)
 	out = append(out, deletedHolders(h)...)
 	out = append(out, orphanRowStores(h)...)
+	out = append(out, orphanStashes(h)...)
 	out = append(out, gateway(h, out)...)
 	return out, nil
 }

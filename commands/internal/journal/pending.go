@@ -1,11 +1,14 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -36,7 +39,7 @@ func Finish(path string, j *Journal) error {
 	}
 	done := *j
 	done.Pending = false
-	err := sessionsjson.WriteFileAtomicFrom(path, ".journal_*.tmp", func(w io.Writer) error { return encode(w, &done) })
+	err := sessionsjson.WriteFileAtomicFrom(path, finishTemp, func(w io.Writer) error { return encode(w, &done) })
 	if err != nil && !errors.Is(err, sessionsjson.ErrNotDurable) {
 		return fmt.Errorf("finish journal: %w", err)
 	}
@@ -78,4 +81,63 @@ func FinishPending(paths []string, warn func(string, ...any)) {
 		}
 		warn("the undo journaled in %s had landed whole: marked finished", p)
 	}
+}
+
+// finishTemp is the pattern of Finish's temporary file in the journal directory.
+const finishTemp = ".journal_*.tmp"
+
+// journalName matches the name NewPath gives a journal, without its .json: only a stash of
+// such a name is sessionctl's to remove.
+var journalName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[a-z-]+$`)
+
+// OrphanStashes lists what in the home's journal directory no journal names: stash
+// directories (<name>.files, of a journal's name) whose journal is gone and that no other journal mentions — what
+// a restore stopped between saving the current files and writing its journal leaves, or a
+// journal prune that removed a journal and then could not remove its stash — and Finish's
+// temporary files a crash left. Nothing in the home depends on them. Nothing is followed.
+func OrphanStashes(home sessionsjson.Home) ([]string, error) {
+	dir := home.JournalDir()
+	for _, d := range []string{home.ToolDir(), dir} {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			return nil, nil
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out, stashes []string
+	for _, e := range entries {
+		name := e.Name()
+		if temp, _ := filepath.Match(finishTemp, name); temp && e.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, name))
+		}
+		if stem, ok := strings.CutSuffix(name, stashSuffix); ok && e.IsDir() && journalName.MatchString(stem) && !isRegular(filepath.Join(dir, stem+".json")) {
+			stashes = append(stashes, name)
+		}
+	}
+	if len(stashes) == 0 {
+		return out, nil
+	}
+	for _, e := range entries { // a journal that mentions a stash keeps it (an undo's file images point into it)
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || len(stashes) == 0 {
+			continue
+		}
+		data, err := sessionsjson.ReadRegularFile(filepath.Join(dir, e.Name()), MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		stashes = slices.DeleteFunc(stashes, func(s string) bool { return bytes.Contains(data, []byte(s)) })
+	}
+	for _, s := range stashes {
+		out = append(out, filepath.Join(dir, s))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// isRegular reports whether path is a regular file (not followed).
+func isRegular(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -148,3 +148,57 @@ func TestPruneFinishesOrphanRowStore(t *testing.T) {
 		t.Errorf("%s removed: %v", young, err)
 	}
 }
+
+// TestPruneFinishesOrphanStash: a stash directory whose journal is gone (a restore stopped
+// before its journal, a prune that removed a journal and not its stash) and a journal
+// rewrite's temporary file are removed by a prune when older than the cutoff; a stash another
+// journal still mentions, one newer than the cutoff, and a directory not of a journal's name
+// stay, and so does the newest journal (--keep 1).
+func TestPruneFinishesOrphanStash(t *testing.T) {
+	h, paths := testHome(t, -1, -1, -1, 1)
+	old, young, mentioned := journal.StashDir(paths[0]), journal.StashDir(paths[2]), journal.StashDir(paths[1])
+	foreign, temp := filepath.Join(h.JournalDir(), "notes.files"), filepath.Join(h.JournalDir(), ".journal_123.tmp")
+	for _, d := range []string{old, young, mentioned, foreign} {
+		if err := os.MkdirAll(filepath.Join(d, "sessions"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "sessions", "t.jsonl"), []byte("transcript"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(temp, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	undo, err := journal.Read(paths[3]) // the undo of journal 1 takes the file back out of its stash
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo.Files = []journal.FileImage{{Path: filepath.Join(h.SessionsDir(), "t.jsonl"), AfterStash: filepath.Join(mentioned, "sessions", "t.jsonl")}}
+	if err := journal.Write(paths[3], undo); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths[:3] {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Add(48 * time.Hour)
+	if err := os.Chtimes(young, now, now); err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, 1, true)
+	want := []string{temp, old}
+	if err != nil || !slices.Equal(p.Orphans, want) {
+		t.Fatalf("leftovers removed %v (%v); want %v", p.Orphans, err, want)
+	}
+	for _, gone := range want {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s still there", gone)
+		}
+	}
+	for _, kept := range []string{young, mentioned, foreign, paths[3]} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Errorf("%s removed: %v", kept, err)
+		}
+	}
+}

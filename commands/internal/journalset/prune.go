@@ -34,9 +34,12 @@ type Pruned struct {
 	// undo of a prune names its prune's store, and its own undo reads the rows there): they
 	// stay, and their bytes are not counted.
 	RowStoresKept []string `json:"row_stores_kept"`
-	Bytes         int64    `json:"bytes"` // of the journals, their stashes and RowStores
-	Kept          int      `json:"kept"`  // journals left
-	Note          string   `json:"note"`
+	// Orphans are the stash directories no journal names and the temporary files an undo's
+	// journal rewrite left, older than the cutoff (journal.OrphanStashes): they go too.
+	Orphans []string `json:"orphans"`
+	Bytes   int64    `json:"bytes"` // of the journals, their stashes and RowStores
+	Kept    int      `json:"kept"`  // journals left
+	Note    string   `json:"note"`
 }
 
 // Prune plans, and with apply performs under sessionctl's lock, the removal of the journals
@@ -47,7 +50,7 @@ type Pruned struct {
 func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64, keep int, apply bool) (repair.Outcome, *Pruned, error) {
 	h := o.Home
 	p, err := plan(h, now, olderThan, keep)
-	if err != nil || !apply || len(p.Journals) == 0 {
+	if err != nil || !apply || len(p.Journals)+len(p.RowStores)+len(p.Orphans) == 0 {
 		return repair.Outcome{Changes: pruneChanges(p)}, p, err
 	}
 	release, err := home.Lock(ctx, o)
@@ -65,7 +68,7 @@ func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64
 func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pruned, error) {
 	cutoff := now.Add(-time.Duration(olderThan * float64(time.Second)))
 	p := &Pruned{OlderThanSeconds: olderThan, Cutoff: cutoff.UTC().Format(time.RFC3339Nano), Keep: keep, Journals: []*Item{},
-		RowStores: []string{}, RowStoresKept: []string{}, Note: PruneNote}
+		RowStores: []string{}, RowStoresKept: []string{}, Orphans: []string{}, Note: PruneNote}
 	items, err := List(h)
 	if err != nil {
 		return p, err
@@ -85,6 +88,9 @@ func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pru
 	}
 	p.sortRowStores(h.JournalDir(), named)
 	if err := p.addOrphanRowStores(h, cutoff); err != nil {
+		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
+	}
+	if err := p.addOrphanStashes(h, cutoff); err != nil {
 		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
 	}
 	p.Bytes = p.bytes()
@@ -132,7 +138,23 @@ func (p *Pruned) addOrphanRowStores(h sessionsjson.Home, cutoff time.Time) error
 	return nil
 }
 
-// bytes counts what p removes: each journal with its stash, and RowStores.
+// addOrphanStashes adds to Orphans the stash directories and temporary files no journal names
+// (journal.OrphanStashes) last modified before cutoff. The stashes of the journals p removes
+// are not among them: their journals still name them.
+func (p *Pruned) addOrphanStashes(h sessionsjson.Home, cutoff time.Time) error {
+	orphans, err := journal.OrphanStashes(h)
+	if err != nil {
+		return err
+	}
+	for _, o := range orphans {
+		if fi, err := os.Lstat(o); err == nil && fi.ModTime().Before(cutoff) {
+			p.Orphans = append(p.Orphans, o)
+		}
+	}
+	return nil
+}
+
+// bytes counts what p removes: each journal with its stash, RowStores and Orphans.
 func (p *Pruned) bytes() int64 {
 	var n int64
 	for _, it := range p.Journals {
@@ -140,6 +162,9 @@ func (p *Pruned) bytes() int64 {
 	}
 	for _, store := range p.RowStores {
 		n += fileSize(store)
+	}
+	for _, o := range p.Orphans {
+		n += Bytes(o)
 	}
 	return n
 }
@@ -175,21 +200,29 @@ func removeAll(h sessionsjson.Home, p *Pruned) (repair.Outcome, *Pruned, error) 
 			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
 		}
 	}
+	for _, o := range p.Orphans {
+		if err := os.RemoveAll(o); err != nil {
+			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
+		}
+	}
 	if err := journal.SyncDirs(h.JournalDir()); err != nil {
 		return done, p, &repair.Incomplete{Outcome: done, Err: err}
 	}
 	return done, p, nil
 }
 
-// pruneChanges lists one change per journal p removes.
+// pruneChanges lists one change per journal p removes, then one per leftover (Orphans).
 func pruneChanges(p *Pruned) []repair.Change {
 	if p == nil {
 		return nil
 	}
-	out := make([]repair.Change, 0, len(p.Journals))
+	out := make([]repair.Change, 0, len(p.Journals)+len(p.Orphans))
 	for _, it := range p.Journals {
 		out = append(out, repair.Change{Store: "journal", Target: it.Path, Op: "remove",
 			Before: map[string]any{"command": it.Command, "time": it.Time, "bytes": it.Bytes, "undone": it.Undone}, After: nil})
+	}
+	for _, o := range p.Orphans {
+		out = append(out, repair.Change{Store: "journal", Target: o, Op: "remove leftover", Before: map[string]any{"bytes": Bytes(o)}, After: nil})
 	}
 	return out
 }
