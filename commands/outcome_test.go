@@ -433,12 +433,28 @@ func TestOutcomeBackupRotationFails(t *testing.T) {
 // deletes the rows and reports the transcripts as kept (repair.transcripts-kept), not as
 // removed; the files are where they were, and undo restores the rows.
 func TestOutcomeTranscriptsKept(t *testing.T) {
-	for _, args := range [][]string{{"prune-ghosts", "--apply"}, {"prune", "--older-than", "7d", "--apply"}} {
-		t.Run(args[0], func(t *testing.T) {
+	for _, tt := range []struct {
+		pin  string // "dir": the sessions directory is immutable; "files": each file in it is
+		args []string
+	}{
+		{"dir", []string{"prune-ghosts", "--apply"}}, {"dir", []string{"prune", "--older-than", "7d", "--apply"}},
+		{"files", []string{"prune-ghosts", "--apply"}}, {"files", []string{"prune", "--older-than", "7d", "--apply"}},
+	} {
+		args := tt.args
+		t.Run(tt.pin+"/"+args[0], func(t *testing.T) {
 			home := fixtureHome(t, outcomeGenDB)
 			sessions := filepath.Join(home, "sessions")
 			before, _ := os.ReadDir(sessions)
-			immutable(t, sessions)
+			pinned := []string{sessions}
+			if tt.pin == "files" {
+				pinned = pinned[:0]
+				for _, e := range before {
+					pinned = append(pinned, filepath.Join(sessions, e.Name()))
+				}
+			}
+			for _, p := range pinned {
+				immutable(t, p)
+			}
 			cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
 			out, err := cmd.Output()
 			if err != nil {
@@ -467,7 +483,9 @@ func TestOutcomeTranscriptsKept(t *testing.T) {
 					break
 				}
 			}
-			mutable(t, sessions)
+			for _, p := range pinned {
+				mutable(t, p)
+			}
 			after, _ := os.ReadDir(sessions)
 			if !kept || len(after) != len(before) {
 				t.Errorf("finding repair.transcripts-kept %v; sessions/ holds %d entries, %d before", kept, len(after), len(before))

@@ -829,6 +829,34 @@ func TestRobustDiskFullRollbackJournal(t *testing.T) {
 	}
 }
 
+// TestRobustRoutingCommitInterrupted: a gateway_routing write on a rollback-journal home whose
+// commit a file-size limit cuts leaves state.db partly rewritten with its hot journal: exit 6
+// with the journal kept and named, not 5 (found by a helper's fault audit). The next write,
+// here the undo of that journal, rolls the journal back first (SQLite's recovery) instead of
+// refusing the home, and finds nothing left to change: state.db is as before.
+func TestRobustRoutingCommitInterrupted(t *testing.T) {
+	t.Parallel()
+	home := fixtureHome(t, "r0817-481156139")
+	db := filepath.Join(home, "state.db")
+	dbBefore := snapshotHome(t, home)["state.db"]
+	code, _, stderr := runChild(t, 250<<10, "--home", home, "--now", fixtureNow, "entries", "prune", "--older-than", "2d", "--apply")
+	js := journals(t, home)
+	if code != ExitPartial || len(js) != 1 || !strings.Contains(stderr, js[0]) || !strings.Contains(stderr, "mid-transaction") {
+		t.Fatalf("exit %d, journals %v, stderr %s; want exit 6 naming the kept journal and the interrupted transaction", code, js, stderr)
+	}
+	if _, err := os.Stat(db + "-journal"); err != nil {
+		t.Fatalf("no hot journal left (%v): the limit did not cut the commit", err)
+	}
+	code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
+	if code != ExitOK || !strings.Contains(stdout+stderr, "nothing to change") || !strings.Contains(stderr, "rolled it back") {
+		t.Fatalf("undo: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if after := snapshotHome(t, home)["state.db"]; after != dbBefore {
+		t.Errorf("state.db after the undo differs from before")
+	}
+	assertIntegrity(t, db)
+}
+
 // assertIntegrity opens the database read-write (running any WAL recovery, as the next
 // opener would) and fails unless PRAGMA integrity_check says ok.
 func assertIntegrity(t testing.TB, dbPath string) {

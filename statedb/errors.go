@@ -31,7 +31,7 @@ var (
 	// that failed part-way (a COMMIT or VACUUM that could not finish writing state.db) and that
 	// could not be rolled back at once: state.db's bytes changed, and SQLite restores them at the
 	// next read-write open.
-	ErrInterrupted = errors.New("state.db was left mid-transaction: its rollback journal (state.db-journal) is still there and SQLite rolls it back at the next read-write open (the gateway's start, or `sqlite3 state.db 'PRAGMA schema_version'`)")
+	ErrInterrupted = errors.New("state.db was left mid-transaction: its rollback journal (state.db-journal) is still there and SQLite rolls it back at the next read-write open (the gateway's start, the next sessionctl write, or `sqlite3 state.db 'PRAGMA schema_version'`)")
 )
 
 // SQLite primary result codes used for classification.

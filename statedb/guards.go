@@ -232,6 +232,20 @@ func CheckDirWritable(dir string) error {
 	return nil
 }
 
+// Unmovable splits paths (files a write is to move) into those it may move and those whose
+// immutable or append-only attribute would make the move fail (on Linux; elsewhere none are
+// found), so that a run reports those kept instead of finding out after its report.
+func Unmovable(paths []string) (movable, pinnedFiles []string) {
+	for _, p := range paths {
+		if pinned(p) {
+			pinnedFiles = append(pinnedFiles, p)
+		} else {
+			movable = append(movable, p)
+		}
+	}
+	return movable, pinnedFiles
+}
+
 // CheckWritable refuses a write (ErrNotWritable) unless this process may read and write
 // state.db, its -wal and -shm (those present) and enter, read and write their directory, as
 // access(2) decides it: the runtime's preflight_db_writability asks the same (os.access), so

@@ -46,3 +46,26 @@ func (interruptedOpen) Error() string {
 
 // Is reports ErrInterrupted and ErrCorrupt.
 func (interruptedOpen) Is(target error) bool { return target == ErrInterrupted || target == ErrCorrupt }
+
+// Recover rolls back the transaction a failed write left in path's hot rollback journal
+// (ErrInterrupted), as SQLite does at any read-write open that reads: the gateway's start
+// would do the same. It reports whether it did; nothing is done when there is no hot journal.
+// SQLite rolls a journal back only when no connection holds the database's write lock, so
+// a transaction another process has under way is never touched. A journal still there
+// afterwards (the fault that stopped the write stops its rollback) is ErrInterrupted.
+func Recover(ctx context.Context, path string) (bool, error) {
+	if !hotJournal(path) {
+		return false, nil
+	}
+	db, err := OpenWrite(ctx, path)
+	if err != nil {
+		return false, err
+	}
+	if err := db.Close(); err != nil {
+		return false, err
+	}
+	if hotJournal(path) {
+		return false, ErrInterrupted
+	}
+	return true, nil
+}

@@ -688,3 +688,19 @@ func acquireWaiting(ctx context.Context, h sessionsjson.Home, wait time.Duration
 		}
 	}
 }
+
+// RecoverInterrupted prepares a run that writes: a transaction an earlier write left half
+// done in state.db's hot rollback journal (statedb.ErrInterrupted: that run exited 6) is
+// rolled back first, by SQLite's own recovery, as the gateway's next start would do. Without
+// it no sessionctl write, undo included, could open the home until something else opened it
+// read-write. A recovery that fails is left to the open that follows, which reports it.
+func RecoverInterrupted(ctx context.Context, o Options) {
+	if o.Home.Validate() != nil {
+		return
+	}
+	if rolled, err := statedb.Recover(ctx, o.Home.StateDB()); rolled {
+		o.Warnf("state.db was left mid-transaction by an earlier write that failed part-way: rolled it back (SQLite's recovery, as the gateway's next start does) before this run")
+	} else if err != nil {
+		o.Warnf("state.db was left mid-transaction and could not be rolled back: %v", err)
+	}
+}

@@ -565,7 +565,8 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 // directory can be written, for the batches to move into their journals' stash after each
 // commit. Otherwise it returns none, with a repair.transcripts-kept finding: the rows still go
 // and the files stay, and they are not reported as removed (a move that fails after a commit
-// can only warn, once the report is written).
+// can only warn, once the report is written). A file whose attributes stop its move
+// (immutable, append-only) is left out the same way, with a finding of its own.
 func (r *Run) movable(files map[string][]string) (map[string][]string, []check.Finding) {
 	n := 0
 	for _, fs := range files {
@@ -575,11 +576,22 @@ func (r *Run) movable(files map[string][]string) (map[string][]string, []check.F
 		return files, nil
 	}
 	err := statedb.CheckDirWritable(r.H.Opts.Home.SessionsDir())
-	if err == nil {
-		return files, nil
+	if err != nil {
+		return nil, []check.Finding{{Check: check.TranscriptsKept, Severity: check.Warn, Subject: "sessions",
+			Message: fmt.Sprintf("%d transcript file(s) of the sessions deleted stay in the sessions directory (%v): the runtime would have deleted them", n, err)}}
 	}
-	return nil, []check.Finding{{Check: check.TranscriptsKept, Severity: check.Warn, Subject: "sessions",
-		Message: fmt.Sprintf("%d transcript file(s) of the sessions deleted stay in the sessions directory (%v): the runtime would have deleted them", n, err)}}
+	var kept []check.Finding
+	out := make(map[string][]string, len(files))
+	for id, paths := range files {
+		var pinned []string
+		out[id], pinned = statedb.Unmovable(paths)
+		for _, p := range pinned {
+			kept = append(kept, check.Finding{Check: check.TranscriptsKept, Severity: check.Warn, Subject: r.H.Opts.Rel(p),
+				Message: "this transcript of a session deleted stays in the sessions directory (it is immutable or append-only: chattr -i/-a it, then rm it): the runtime would have deleted it"})
+		}
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Subject < kept[j].Subject })
+	return out, kept
 }
 
 // stash moves a committed batch's files into its journal's stash in the background (each

@@ -147,6 +147,7 @@ type MaintainReport struct {
 func Maintain(ctx context.Context, o home.Options, opts MaintainOptions) (*MaintainReport, error) {
 	var guarded error // the runtime's guards refuse every write: no step runs, nothing is locked
 	if opts.Apply {
+		home.RecoverInterrupted(ctx, o)
 		release, refusal, err := lockUnlessRefused(ctx, o)
 		if err != nil {
 			return nil, err

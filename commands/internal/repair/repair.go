@@ -109,6 +109,9 @@ func (w *warnings) add(format string, a ...any) {
 // sessionctl may not write at all — a schema or generation newer than it knows — is refused
 // here, before any plan, whatever it would change: nothing is created in the home.
 func Start(ctx context.Context, o home.Options, purpose home.Purpose, opts Options) (*Run, error) {
+	if opts.Apply {
+		home.RecoverInterrupted(ctx, o)
+	}
 	h, err := home.Open(ctx, o, purpose)
 	if err != nil {
 		return nil, err

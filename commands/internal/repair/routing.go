@@ -371,8 +371,9 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 		mirrorWritten = mirrorWritten || written
 		return err
 	})
-	if err != nil {
-		return mirrorWritten && !a.restoreJSON(), fmt.Errorf("update gateway_routing: %w", err)
+	if err != nil { // a commit that left a hot journal changed state.db's bytes (statedb.ErrInterrupted)
+		restored := !mirrorWritten || a.restoreJSON()
+		return !restored || errors.Is(err, statedb.ErrInterrupted), fmt.Errorf("update gateway_routing: %w", err)
 	}
 	return true, nil
 }
