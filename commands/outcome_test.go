@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"database/sql"
 	"encoding/json"
 	"maps"
 	"os"
@@ -266,6 +267,65 @@ func TestOutcomeUndoLandedButPending(t *testing.T) {
 			}
 			if undone, pending := journalStates(t, home); !undone[name] || slices.Contains(slices.Collect(maps.Values(pending)), true) {
 				t.Errorf("after settling: undone %v, pending %v", undone, pending)
+			}
+		})
+	}
+}
+
+// routingTimes reads every gateway_routing row's key and updated_at column.
+func routingTimes(t *testing.T, home string) map[string]float64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT scope || '|' || session_key, updated_at FROM gateway_routing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var k string
+		var at float64
+		if err := rows.Scan(&k, &at); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = at
+	}
+	return out
+}
+
+// TestOutcomeUndoKeepsRoutingTimes: undo of a gateway_routing write puts each row's
+// updated_at column back as it was (it stamped the undo's time; found by a helper's fault
+// audit), for rows the write changed and rows it removed; undo of that undo gives the
+// write's times again.
+func TestOutcomeUndoKeepsRoutingTimes(t *testing.T) {
+	for _, args := range [][]string{{"entries", "prune", "--older-than", "2d", "--apply"}, {"suspend-stuck", "--apply"}} {
+		t.Run(args[0], func(t *testing.T) {
+			home := fixtureHome(t, outcomeGenDB)
+			before := routingTimes(t, home)
+			code, envl, stderr := runOutcome(t, nil, home, args...)
+			if code != ExitOK || len(envl.Journals) == 0 {
+				t.Fatalf("%v: exit %d %+v: %s", args, code, envl, stderr)
+			}
+			written := routingTimes(t, home)
+			if maps.Equal(written, before) {
+				t.Fatalf("%v changed no gateway_routing row", args)
+			}
+			code, undo, stderr := runOutcome(t, nil, home, "undo", envl.Journals[len(envl.Journals)-1], "--apply")
+			if code != ExitOK || !undo.Applied {
+				t.Fatalf("undo: exit %d %+v: %s", code, undo, stderr)
+			}
+			if got := routingTimes(t, home); !maps.Equal(got, before) {
+				t.Errorf("updated_at after the undo differs from before:\n got %v\nwant %v", got, before)
+			}
+			if code, again, stderr := runOutcome(t, nil, home, "undo", undo.Journals[0], "--apply"); code != ExitOK || !again.Applied {
+				t.Fatalf("undo of the undo: exit %d %+v: %s", code, again, stderr)
+			}
+			if got := routingTimes(t, home); !maps.Equal(got, written) {
+				t.Errorf("updated_at after the undo of the undo differs from the write's:\n got %v\nwant %v", got, written)
 			}
 		})
 	}

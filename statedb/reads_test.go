@@ -234,7 +234,7 @@ func TestUpdateRouting(t *testing.T) {
 	// A failure between the DB write and the commit (e.g. writing sessions.json) rolls back.
 	boom := errors.New("mirror write failed")
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
-		if err := UpdateRoutingTx(ctx, tx, scope, map[string]string{key: `{"c": 3}`}, fixtureNow+1); err != nil {
+		if err := UpdateRoutingTx(ctx, tx, scope, map[string]string{key: `{"c": 3}`}, nil, fixtureNow+1); err != nil {
 			return err
 		}
 		return boom

@@ -3,6 +3,7 @@ package statedb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -167,24 +168,52 @@ func (db *DB) UpdateRoutingEntries(ctx context.Context, scope string, entries ma
 		return err
 	}
 	_, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
-		return UpdateRoutingTx(ctx, tx, scope, entries, now)
+		return UpdateRoutingTx(ctx, tx, scope, entries, nil, now)
 	})
 	return err
 }
 
+// RoutingTimes returns the updated_at column of the gateway_routing rows of keys in scope
+// (a key without a row is left out).
+func (db *DB) RoutingTimes(ctx context.Context, scope string, keys []string) (map[string]float64, error) {
+	out := make(map[string]float64, len(keys))
+	if !db.schema.HasGatewayRouting {
+		return out, nil
+	}
+	for _, k := range keys {
+		var t sql.NullFloat64
+		err := db.sql.QueryRowContext(ctx, `SELECT updated_at FROM gateway_routing WHERE scope = ? AND session_key = ?`, scope, k).Scan(&t)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, classify("read gateway_routing", err, false)
+		}
+		if t.Valid {
+			out[k] = t.Float64
+		}
+	}
+	return out, nil
+}
+
 // UpdateRoutingTx updates, inside the caller's transaction, only the given keys of scope:
-// entry_json and updated_at (= now) of an existing row, or a new row for a missing key. Other
+// entry_json and updated_at (times[key] where given, else now) of an existing row, or a new
+// row for a missing key. Other
 // rows are left alone (the runtime rewrites every row on each save; its readers ignore
 // updated_at). Use it from WithImmediateTx when another store (sessions.json) must be written
 // before the commit, so that a failure there rolls the rows back.
-func UpdateRoutingTx(ctx context.Context, tx *sql.Tx, scope string, entries map[string]string, now float64) error {
+func UpdateRoutingTx(ctx context.Context, tx *sql.Tx, scope string, entries map[string]string, times map[string]float64, now float64) error {
 	keys := make([]string, 0, len(entries))
 	for k := range entries {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := upsertRouting(ctx, tx, scope, k, entries[k], now); err != nil {
+		at, ok := times[k]
+		if !ok {
+			at = now
+		}
+		if err := upsertRouting(ctx, tx, scope, k, entries[k], at); err != nil {
 			return err
 		}
 	}

@@ -118,6 +118,11 @@ type EntryImage struct {
 	Before json.RawMessage `json:"before"`
 	After  json.RawMessage `json:"after"`
 	Prev   string          `json:"prev,omitempty"`
+	// BeforeTime and AfterTime are a gateway_routing row's updated_at column on each side
+	// (nil: not recorded, in older journals too; a write then stamps the time of the run), so
+	// that an undo puts the column back as it was.
+	BeforeTime *float64 `json:"before_updated_at,omitempty"`
+	AfterTime  *float64 `json:"after_updated_at,omitempty"`
 }
 
 // entryImageJSON is an EntryImage as a journal holds it. An image that is not standard JSON
@@ -133,6 +138,8 @@ type entryImageJSON struct {
 	BeforeText *string         `json:"before_text,omitempty"`
 	AfterText  *string         `json:"after_text,omitempty"`
 	Prev       string          `json:"prev,omitempty"`
+	BeforeTime *float64        `json:"before_updated_at,omitempty"`
+	AfterTime  *float64        `json:"after_updated_at,omitempty"`
 	// Absent names the side ("before" or "after") where the entry does not exist (a journal
 	// of version 5): null there is not the entry's value.
 	Absent string `json:"absent,omitempty"`
@@ -158,7 +165,7 @@ const (
 
 // MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
 func (e EntryImage) MarshalJSON() ([]byte, error) {
-	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After, Prev: e.Prev}
+	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After, Prev: e.Prev, BeforeTime: e.BeforeTime, AfterTime: e.AfterTime}
 	out.Before, out.BeforeText = imageSide(e.Before)
 	out.After, out.AfterText = imageSide(e.After)
 	switch {
@@ -176,7 +183,7 @@ func (e *EntryImage) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
-	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After, Prev: in.Prev}
+	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After, Prev: in.Prev, BeforeTime: in.BeforeTime, AfterTime: in.AfterTime}
 	for _, side := range []struct {
 		text *string
 		img  *json.RawMessage
@@ -433,7 +440,8 @@ func (j *Journal) Inverse() *Journal {
 		inv.RowStoreOp = RowStoreDeleted
 	}
 	for _, e := range j.Routing {
-		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before, Prev: e.Prev})
+		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before, Prev: e.Prev,
+			BeforeTime: e.AfterTime, AfterTime: e.BeforeTime})
 	}
 	for _, f := range j.Files {
 		inv.Files = append(inv.Files, FileImage{Path: f.Path, Before: f.After, After: f.Before,

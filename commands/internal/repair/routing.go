@@ -49,6 +49,7 @@ type plannedEntry struct {
 	after  *sessionsjson.Entry
 	saved  []string // members written in the runtime's save form as well (Entry.Saved)
 	prev   string   // sessions.json: the key of the member before it (journal.EntryImage.Prev)
+	at     *float64 // gateway_routing: the updated_at to write (an undo's), nil: the run's time
 }
 
 // resolveEdits applies the edits to copies of the entries, dropping edits that change nothing.
@@ -355,10 +356,10 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 		return false, fmt.Errorf("open state.db for writing: %w", err)
 	}
 	defer db.Close()
-	updates, removed := a.routingRows()
+	updates, times, removed := a.routingRows()
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
-		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, h.Opts.Clock.Unix); err != nil {
+		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, times, h.Opts.Clock.Unix); err != nil {
 			return err
 		}
 		if err := statedb.DeleteRoutingTx(ctx, tx, h.Routing.Scope, removed); err != nil {
@@ -379,17 +380,53 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 }
 
 // routingRows is the primary plan as gateway_routing writes: the entry_json of each key
-// updated, and the keys removed.
-func (a *routingApplier) routingRows() (updates map[string]string, removed []string) {
-	updates = make(map[string]string, len(a.primary))
+// updated, the updated_at of those that carry one (an undo's), and the keys removed.
+func (a *routingApplier) routingRows() (updates map[string]string, times map[string]float64, removed []string) {
+	updates, times = make(map[string]string, len(a.primary)), map[string]float64{}
 	for _, pe := range a.primary {
 		if pe.after == nil {
 			removed = append(removed, pe.key)
 			continue
 		}
 		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
+		if pe.at != nil {
+			times[pe.key] = *pe.at
+		}
 	}
-	return updates, removed
+	return updates, times, removed
+}
+
+// stampRowTimes records in images, before a write, the updated_at of each gateway_routing row
+// they change as it is now (BeforeTime), and with forward the time the write gives the rows
+// it keeps (AfterTime: the run's; an undo's images carry the journal's own).
+func stampRowTimes(ctx context.Context, h *home.Home, images []journal.EntryImage, forward bool) error {
+	var keys []string
+	for _, img := range images {
+		if img.Store == home.StoreGatewayRouting {
+			keys = append(keys, img.Key)
+		}
+	}
+	if len(keys) == 0 || h.DB == nil {
+		return nil
+	}
+	times, err := h.DB.RoutingTimes(ctx, h.Routing.Scope, keys)
+	if err != nil {
+		return failure.Mark(failure.Data, err)
+	}
+	now := h.Opts.Clock.Unix
+	for i := range images {
+		img := &images[i]
+		if img.Store != home.StoreGatewayRouting {
+			continue
+		}
+		if t, ok := times[img.Key]; ok && img.Before != nil {
+			img.BeforeTime = &t
+		}
+		if forward && img.After != nil {
+			img.AfterTime = &now
+		}
+	}
+	return nil
 }
 
 // writeImage writes or removes a small file atomically.
@@ -452,7 +489,11 @@ func Routing(ctx context.Context, r *Run, plan Planner) (Outcome, error) {
 		}
 		return Routing(ctx, r, plan)
 	}
-	path, err := r.writeJournal(a.journal(p))
+	j := a.journal(p)
+	if err := stampRowTimes(ctx, r.H, j.Routing, true); err != nil {
+		return res, err
+	}
+	path, err := r.writeJournal(j)
 	if err != nil {
 		return res, failure.Mark(failure.Write, err)
 	}

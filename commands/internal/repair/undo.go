@@ -82,6 +82,9 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return finishUndoers(ctx, r, path, j, res)
 	}
 	inv.Command, inv.Home, inv.Undoes, inv.Pending = h.Opts.Command, h.Opts.Home.Dir, absPath(path), true
+	if err := stampRowTimes(ctx, h, inv.Routing, false); err != nil {
+		return Outcome{}, err
+	}
 	undoPath, err := r.writeJournal(inv)
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Write, err)
@@ -409,7 +412,7 @@ func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (c
 		if err != nil {
 			return false, err
 		}
-		pe := plannedEntry{key: img.Key, before: before, after: after, prev: img.Prev}
+		pe := plannedEntry{key: img.Key, before: before, after: after, prev: img.Prev, at: img.AfterTime}
 		if img.Store == home.StoreSessionsJSON && h.Routing.Source == home.SourceGatewayRouting {
 			a.mirror = append(a.mirror, pe)
 		} else {
