@@ -847,6 +847,25 @@ func TestRobustRoutingCommitInterrupted(t *testing.T) {
 	if _, err := os.Stat(db + "-journal"); err != nil {
 		t.Fatalf("no hot journal left (%v): the limit did not cut the commit", err)
 	}
+	// while a gateway runs (it rolls the journal back itself) a write leaves the journal alone
+	interrupted := snapshotHome(t, home)
+	lock, err := os.OpenFile(filepath.Join(home, "gateway.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "suspend-stuck", "--apply"); (code != ExitRefused && code != ExitData) || strings.Contains(stderr, "rolled it back") {
+		t.Errorf("suspend-stuck while a gateway runs: exit %d, stderr %s; want 3 or 4, nothing rolled back", code, stderr)
+	}
+	lock.Close()
+	if err := os.Remove(filepath.Join(home, "gateway.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshotHome(t, home); after["state.db"] != interrupted["state.db"] || after["state.db-journal"] != interrupted["state.db-journal"] {
+		t.Errorf("a refused write changed state.db or its journal")
+	}
 	code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
 	if code != ExitOK || !strings.Contains(stdout+stderr, "nothing to change") || !strings.Contains(stderr, "rolled it back") {
 		t.Fatalf("undo: exit %d\n%s%s", code, stdout, stderr)
@@ -855,6 +874,50 @@ func TestRobustRoutingCommitInterrupted(t *testing.T) {
 		t.Errorf("state.db after the undo differs from before")
 	}
 	assertIntegrity(t, db)
+}
+
+// TestRobustRestoreInterrupted: restore --apply on a home an interrupted write left with a
+// hot journal rolls it back first and says so, and its journal records the home as it is
+// (db-primary, r0817), not as an unreadable database.
+func TestRobustRestoreInterrupted(t *testing.T) {
+	t.Parallel()
+	home := fixtureHome(t, "r0817-481156139")
+	to := t.TempDir()
+	if code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "backup", "--to", to); code != ExitOK {
+		t.Fatalf("backup: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runChild(t, 250<<10, "--home", home, "--now", fixtureNow, "entries", "prune", "--older-than", "2d", "--apply"); code != ExitPartial {
+		t.Fatalf("entries prune under the limit: exit %d: %s", code, stderr)
+	}
+	backups, err := filepath.Glob(filepath.Join(to, "*"))
+	if err != nil || len(backups) != 1 {
+		t.Fatalf("backups %v (%v)", backups, err)
+	}
+	code, envl, stderr := runOutcome(t, nil, home, "restore", backups[0], "--apply")
+	if code != ExitOK || !envl.Applied || !strings.Contains(stderr, "rolled it back") {
+		t.Fatalf("restore: exit %d %+v: %s", code, envl, stderr)
+	}
+	var j struct{ Storage, Generation string }
+	data, err := os.ReadFile(envl.Journals[0])
+	if err != nil || json.Unmarshal(data, &j) != nil || j.Storage != "db-primary" || !strings.HasPrefix(j.Generation, "r0817") {
+		t.Errorf("restore journal records storage %q, generation %q (%v): want the home's", j.Storage, j.Generation, err)
+	}
+}
+
+// TestRobustIOFaultIsNotCorrupt: a WAL database whose shared-memory file cannot be grown (a
+// file-size limit here, a full disk in the field) fails with the file system's I/O error, exit
+// 4, never called corrupt (found by a helper's fault audit: it said "corrupt or not a Hermes
+// state.db" of a sound file).
+func TestRobustIOFaultIsNotCorrupt(t *testing.T) {
+	t.Parallel()
+	home := fixtureHome(t, genDB)
+	if err := os.WriteFile(filepath.Join(home, "state.db-wal"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runChild(t, 8<<10, "--home", home, "--now", fixtureNow, "status")
+	if code != ExitData || !strings.Contains(stderr, "I/O error") || strings.Contains(stderr, "corrupt") {
+		t.Errorf("status: exit %d, stderr %s; want 4 with the I/O error, not corrupt", code, stderr)
+	}
 }
 
 // assertIntegrity opens the database read-write (running any WAL recovery, as the next

@@ -5,12 +5,14 @@ package commands
 // holds the same rows, the journal is there, and undo or a re-run finishes the job.
 
 import (
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/storage"
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
 
@@ -104,6 +106,37 @@ func TestCrashRestore(t *testing.T) {
 				t.Fatalf("restore again: exit %d: %s", code, stderr)
 			}
 			compareDump(t, dumpHome(t, home), restored)
+		})
+	}
+}
+
+// TestRestoreSignalBeforeSwap: SIGINT or SIGTERM while a restore saves the current files or
+// stages the backup's stops it before its first rename: exit 130 / 143, nothing applied, no
+// journal, no saved copy and no staged file left, the home as it was (found by a helper's
+// fault audit: the restore went on and exited 0).
+func TestRestoreSignalBeforeSwap(t *testing.T) {
+	for _, tt := range []struct {
+		mode string
+		code int
+	}{{"sigint", 130}, {"sigterm", 143}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			home := fixtureHome(t, genDB)
+			to := t.TempDir()
+			if code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "backup", "--to", to); code != ExitOK {
+				t.Fatalf("backup: exit %d: %s", code, stderr)
+			}
+			if code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "prune-ghosts", "--apply"); code != ExitOK {
+				t.Fatalf("prune-ghosts: exit %d: %s", code, stderr)
+			}
+			before := snapshotHome(t, home)
+			fault := []string{sessionsjson.FaultPointEnv + "=" + storage.FaultRestoreStaged + ":" + tt.mode}
+			code, envl, stderr := runOutcome(t, fault, home, "restore", filepath.Join(to, "20260716T093000Z"), "--apply")
+			if code != tt.code || envl.Applied || len(envl.Journals) != 0 || envl.Error == nil || envl.Error.Kind != "interrupted" {
+				t.Fatalf("exit %d %+v: %s; want %d, interrupted, nothing applied", code, envl, stderr, tt.code)
+			}
+			if after := snapshotHome(t, home); !maps.Equal(after, before) {
+				t.Errorf("the home changed: %d files before, %d after", len(before), len(after))
+			}
 		})
 	}
 }

@@ -40,6 +40,8 @@ const (
 	codeBusy    = 5
 	codeLocked  = 6
 	codeCorrupt = 11
+	codeIOErr   = 10
+	codeFull    = 13
 	codeNotADB  = 26
 )
 
@@ -78,6 +80,16 @@ func isCorrupt(err error) bool {
 	}
 	msg := strings.ToLower(err.Error())
 	return strings.Contains(msg, "disk image is malformed") || strings.Contains(msg, "not a database")
+}
+
+// isIOFault reports an I/O error or a full disk (SQLITE_IOERR, SQLITE_FULL): the file system
+// failed the database, which says nothing about the file's content.
+func isIOFault(err error) bool {
+	switch sqliteCode(err) {
+	case codeIOErr, codeFull:
+		return true
+	}
+	return false
 }
 
 // raisesOnData reports an SQL error raised while evaluating a statement on the values it

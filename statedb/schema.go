@@ -75,10 +75,10 @@ func inspect(ctx context.Context, q querier) (Schema, error) {
 	return s, inspectPragmas(ctx, q, &s)
 }
 
-// classify wraps err with what, turning corruption (or, when first is true, any non-lock
-// failure) into ErrCorrupt.
+// classify wraps err with what, turning corruption (or, when first is true, any failure but
+// a lock or an I/O fault of the file system) into ErrCorrupt.
 func classify(what string, err error, first bool) error {
-	if isCorrupt(err) || (first && !isBusy(err)) {
+	if isCorrupt(err) || (first && !isBusy(err) && !isIOFault(err)) {
 		return fmt.Errorf("%s: %v: %w", what, err, ErrCorrupt)
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -27,14 +27,14 @@ func orphanRowStores(h *home.Home) []Finding {
 // orphanStashes reports each stash directory no journal names and each temporary file a
 // journal rewrite left (info: they only take space).
 func orphanStashes(h *home.Home) []Finding {
-	leftovers, err := journal.OrphanStashes(h.Opts.Home)
+	leftovers, err := journal.OrphanStashes(h.Opts.Home, nil)
 	if err != nil {
 		return nil // as orphanRowStores
 	}
 	var out []Finding
 	for _, l := range leftovers {
 		out = append(out, Finding{JournalOrphanStash, Info, h.Opts.Rel(l),
-			"left in the journal directory by a run that stopped part-way (a stash no journal names, or a journal rewrite's temporary file); nothing in the home depends on it: `sessionctl journal prune --older-than D --apply` removes it once older than D (or rm -r it)"})
+			"no journal names it (a run stopped part-way left it, or its journal was removed): a stash of moved files or saved state, or a journal rewrite's temporary file; nothing in the home depends on it: `sessionctl journal prune --older-than D --apply` removes it once older than D (or rm -r it)"})
 	}
 	return out
 }

@@ -693,11 +693,18 @@ func acquireWaiting(ctx context.Context, h sessionsjson.Home, wait time.Duration
 // done in state.db's hot rollback journal (statedb.ErrInterrupted: that run exited 6) is
 // rolled back first, by SQLite's own recovery, as the gateway's next start would do. Without
 // it no sessionctl write, undo included, could open the home until something else opened it
-// read-write. A recovery that fails is left to the open that follows, which reports it.
+// read-write. It is left alone where the run would be refused before reading the database —
+// a gateway runs (it recovers the file itself), another sessionctl holds the lock — and a
+// recovery that fails is left to the open that follows, which reports it.
 func RecoverInterrupted(ctx context.Context, o Options) {
-	if o.Home.Validate() != nil {
+	if o.Home.Validate() != nil || !statedb.Interrupted(o.Home.StateDB()) || sessionsjson.DetectGateway(o.Home).Running {
 		return
 	}
+	release, err := Lock(ctx, o)
+	if err != nil {
+		return
+	}
+	defer release()
 	if rolled, err := statedb.Recover(ctx, o.Home.StateDB()); rolled {
 		o.Warnf("state.db was left mid-transaction by an earlier write that failed part-way: rolled it back (SQLite's recovery, as the gateway's next start does) before this run")
 	} else if err != nil {

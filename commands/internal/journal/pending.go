@@ -95,7 +95,9 @@ var journalName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[a-z-]+$`)
 // a restore stopped between saving the current files and writing its journal leaves, or a
 // journal prune that removed a journal and then could not remove its stash — and Finish's
 // temporary files a crash left. Nothing in the home depends on them. Nothing is followed.
-func OrphanStashes(home sessionsjson.Home) ([]string, error) {
+// The journals named in going (file names: a journal prune's, removed with the same run) do
+// not keep a stash.
+func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, error) {
 	dir := home.JournalDir()
 	for _, d := range []string{home.ToolDir(), dir} {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
@@ -120,7 +122,7 @@ func OrphanStashes(home sessionsjson.Home) ([]string, error) {
 		return out, nil
 	}
 	for _, e := range entries { // a journal that mentions a stash keeps it (an undo's file images point into it)
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || len(stashes) == 0 {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || going[e.Name()] || len(stashes) == 0 {
 			continue
 		}
 		data, err := sessionsjson.ReadRegularFile(filepath.Join(dir, e.Name()), MaxBytes)

@@ -3,6 +3,7 @@ package journalset
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,6 +156,14 @@ func TestPruneFinishesOrphanRowStore(t *testing.T) {
 // journal still mentions, one newer than the cutoff, and a directory not of a journal's name
 // stay, and so does the newest journal (--keep 1).
 func TestPruneFinishesOrphanStash(t *testing.T) {
+	for _, keep := range []int{1, 0} {
+		t.Run(fmt.Sprint("keep ", keep), func(t *testing.T) { pruneOrphanStash(t, keep) })
+	}
+}
+
+// pruneOrphanStash runs TestPruneFinishesOrphanStash keeping the keep newest journals: with
+// none kept, the journal that mentions a stash goes in the same prune, and the stash with it.
+func pruneOrphanStash(t *testing.T, keep int) {
 	h, paths := testHome(t, -1, -1, -1, 1)
 	old, young, mentioned := journal.StashDir(paths[0]), journal.StashDir(paths[2]), journal.StashDir(paths[1])
 	foreign, temp := filepath.Join(h.JournalDir(), "notes.files"), filepath.Join(h.JournalDir(), ".journal_123.tmp")
@@ -186,8 +195,11 @@ func TestPruneFinishesOrphanStash(t *testing.T) {
 	if err := os.Chtimes(young, now, now); err != nil {
 		t.Fatal(err)
 	}
-	_, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, 1, true)
-	want := []string{temp, old}
+	_, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, keep, true)
+	want, kept := []string{temp, old}, []string{young, mentioned, foreign, paths[3]}
+	if keep == 0 {
+		want, kept = []string{temp, old, mentioned}, []string{young, foreign}
+	}
 	if err != nil || !slices.Equal(p.Orphans, want) {
 		t.Fatalf("leftovers removed %v (%v); want %v", p.Orphans, err, want)
 	}
@@ -196,9 +208,9 @@ func TestPruneFinishesOrphanStash(t *testing.T) {
 			t.Errorf("%s still there", gone)
 		}
 	}
-	for _, kept := range []string{young, mentioned, foreign, paths[3]} {
-		if _, err := os.Lstat(kept); err != nil {
-			t.Errorf("%s removed: %v", kept, err)
+	for _, k := range kept {
+		if _, err := os.Lstat(k); err != nil {
+			t.Errorf("%s removed: %v", k, err)
 		}
 	}
 }

@@ -142,7 +142,11 @@ func (p *Pruned) addOrphanRowStores(h sessionsjson.Home, cutoff time.Time) error
 // (journal.OrphanStashes) last modified before cutoff. The stashes of the journals p removes
 // are not among them: their journals still name them.
 func (p *Pruned) addOrphanStashes(h sessionsjson.Home, cutoff time.Time) error {
-	orphans, err := journal.OrphanStashes(h)
+	going := map[string]bool{}
+	for _, it := range p.Journals {
+		going[filepath.Base(it.Path)] = true
+	}
+	orphans, err := journal.OrphanStashes(h, going)
 	if err != nil {
 		return err
 	}

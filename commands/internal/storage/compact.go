@@ -272,6 +272,9 @@ func compactInto(ctx context.Context, h *home.Home, d *CompactData, into string)
 	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("compact --into: %s exists: refusing to overwrite it", dst))
 	}
+	if err := refuseHomeFile(h.Opts.Home, dst); err != nil {
+		return repair.Outcome{}, nil, err
+	}
 	if st, err := os.Stat(filepath.Dir(dst)); err != nil || !st.IsDir() {
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("compact --into: %s is not a directory", filepath.Dir(dst)))
 	}
@@ -298,6 +301,25 @@ func compactInto(ctx context.Context, h *home.Home, d *CompactData, into string)
 	d.After = &after
 	change := repair.Change{Store: "file", Target: dst, Op: "write compacted copy", Before: nil, After: after.FileBytes}
 	return repair.Outcome{Applied: true, Changes: []repair.Change{change}}, d, nil
+}
+
+// refuseHomeFile refuses a compact --into destination that the home itself would read: a
+// side file of its state.db (state.db-journal, which SQLite would take for a hot journal and
+// roll "back" into the database; -wal; -shm) or a file under sessionctl's own directory. The
+// comparison is on real paths (symbolic links in the directories resolved).
+func refuseHomeFile(home sessionsjson.Home, dst string) error {
+	real := func(p string) string {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			return filepath.Join(dir, filepath.Base(p))
+		}
+		return p
+	}
+	d, db := real(dst), real(home.StateDB())
+	_, inTool := sessionsjson.RelBelow(real(home.ToolDir()), d)
+	if inTool || d == db+"-journal" || d == db+"-wal" || d == db+"-shm" {
+		return failure.Mark(failure.Data, fmt.Errorf("compact --into: %s is a file the home's database or sessionctl reads: refusing to write there (choose a path outside %s)", dst, home.Dir))
+	}
+	return nil
 }
 
 // FaultIntoNoLink, selected as "compact.into-link:fail", makes compact --into's hard link

@@ -173,6 +173,11 @@ func swap(ctx context.Context, h *home.Home, src string, m *Manifest, actions []
 		return res, failure.Mark(failure.Write, fmt.Errorf("%s: %w (nothing was changed)", h.Opts.Command, err))
 	}
 	sessionsjson.FaultPoint(FaultRestoreStaged)
+	if err := ctx.Err(); err != nil { // a signal: stop at the last point where nothing changed
+		unstage(staged)
+		discard(path, j.Swap.Saved)
+		return swapResult{}, err
+	}
 	res.Applied, res.Journals = true, []string{path}
 	changed, err := rename(h.Opts.Home, j, staged, actions)
 	res.Findings, res.Changes = staleFindings(j.Swap.Stale), changes
