@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -418,5 +419,31 @@ func TestRoutingPage(t *testing.T) {
 	mustExec(t, raw, `INSERT INTO gateway_routing SELECT * FROM gateway_routing LIMIT 1`)
 	if unique, err := openRO(t, path).RoutingKeysUnique(ctx, scope); err != nil || unique {
 		t.Errorf("RoutingKeysUnique with a key twice = %v, %v; want false", unique, err)
+	}
+}
+
+// TestRoutingTimes: the updated_at of the keys asked, by lookups or by one scan of the scope
+// (past routingTimesLookups keys), the same either way; a key without a row is left out.
+func TestRoutingTimes(t *testing.T) {
+	ctx := context.Background()
+	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
+	const scope = "/home/hermes/fixtures/r0715-c2a3b9ce5/home/sessions"
+	rows, err := db.RoutingRows(ctx, scope)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("RoutingRows = %d rows, %v", len(rows), err)
+	}
+	keys, want := []string{"no such key"}, map[string]float64{}
+	for _, r := range rows {
+		keys, want[r.Key] = append(keys, r.Key), r.UpdatedAt
+	}
+	many := append([]string(nil), keys...)
+	for len(many) <= routingTimesLookups {
+		many = append(many, fmt.Sprint("absent ", len(many)))
+	}
+	for _, ks := range [][]string{keys, many} {
+		got, err := db.RoutingTimes(ctx, scope, ks)
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("RoutingTimes(%d keys) = %v, %v; want %v", len(ks), got, err, want)
+		}
 	}
 }

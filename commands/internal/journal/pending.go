@@ -98,13 +98,7 @@ var journalName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[a-z-]+$`)
 // The journals named in going (file names: a journal prune's, removed with the same run) do
 // not keep a stash.
 func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, error) {
-	dir := home.JournalDir()
-	for _, d := range []string{home.ToolDir(), dir} {
-		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
-			return nil, nil
-		}
-	}
-	entries, err := os.ReadDir(dir)
+	dir, entries, err := journalEntries(home)
 	if err != nil {
 		return nil, err
 	}

@@ -122,14 +122,8 @@ func (j *Journal) checkRowStore(home sessionsjson.Home) error {
 // are considered and nothing is followed; a journal directory that does not exist, or is
 // not a directory, has none.
 func OrphanRowStores(home sessionsjson.Home) ([]string, error) {
-	dir := home.JournalDir()
-	for _, d := range []string{home.ToolDir(), dir} {
-		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
-			return nil, nil
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	dir, entries, err := journalEntries(home)
+	if err != nil || entries == nil {
 		return nil, err
 	}
 	regular := map[string]bool{}
@@ -153,6 +147,19 @@ func OrphanRowStores(home sessionsjson.Home) ([]string, error) {
 		return nil, err
 	}
 	return slices.DeleteFunc(unnamed, func(p string) bool { return named[filepath.Base(p)] }), nil
+}
+
+// journalEntries lists the home's journal directory (nil when it, or the tool directory, is
+// missing or not a real directory: nothing is followed).
+func journalEntries(home sessionsjson.Home) (string, []os.DirEntry, error) {
+	dir := home.JournalDir()
+	for _, d := range []string{home.ToolDir(), dir} {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			return dir, nil, nil
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	return dir, entries, err
 }
 
 // NamedRowStores reads the row store each journal among names (the regular files of dir)
