@@ -16,7 +16,7 @@ func archiveCommand() *cli.Command {
 			&cli.StringFlag{Name: "older-than", Usage: "ended sessions older than `D` by the generation's age rule (archive_sessions)"},
 			&cli.StringFlag{Name: "source", Usage: "with --older-than: only sessions of source `S`"},
 			&cli.StringFlag{Name: "idle", Usage: "sessions, open ones included, idle for `D` (r0817's archive_stale_sessions)"}},
-			filterFlags()...)...),
+			filterFlags("archived")...)...), // archive selects the sessions not yet archived (archive_sessions' archived=False)
 		Action: runArchive,
 	}
 }
@@ -45,8 +45,6 @@ func runArchive(c *cli.Context) error {
 		return usagef("archive needs exactly one of --older-than D and --idle D")
 	case c.IsSet("idle") && (c.IsSet("source") || len(filters) > 0):
 		return usagef("--source and the filters go with --older-than (archive_stale_sessions has none)")
-	case c.IsSet("archived"):
-		return usagef("--archived: archive selects the sessions not yet archived (archive_sessions' archived=False)")
 	case c.IsSet("source") && c.String("source") == "":
 		return usagef("--source: empty: name a source such as cli or telegram")
 	case c.IsSet("idle"):

@@ -523,3 +523,22 @@ func TestNewerJSONOnlyHome(t *testing.T) {
 	writes = slices.DeleteFunc(writes, func(a []string) bool { return a[0] == "finalize-orphans" || a[0] == "prune-ghosts" })
 	assertWritesRefused(t, home, fixtureNow, "from a generation newer than this sessionctl knows", writes)
 }
+
+// TestNewerForeignScope: gateway_routing rows of another home's path on a newer generation
+// are reported without offering relocate, which is refused there (found by a documentation
+// audit: the message named `relocate --apply`).
+func TestNewerForeignScope(t *testing.T) {
+	home := syntheticHome(t)
+	execSQL(t, filepath.Join(home, "state.db"), "UPDATE gateway_routing SET scope = '/elsewhere/sessions'")
+	_, env := envelopeOf(t, home, syntheticNow, "check")
+	var findings []map[string]any
+	foreign := false
+	for _, f := range env["findings"].([]any) {
+		m := f.(map[string]any)
+		findings, foreign = append(findings, m), foreign || m["check"] == "routing.foreign-scope"
+	}
+	if !foreign {
+		t.Fatalf("no routing.foreign-scope finding: %v", findings)
+	}
+	assertNoUnverifiedClaims(t, "check", findings)
+}

@@ -17,7 +17,7 @@ func pruneCommand() *cli.Command {
 			&cli.StringFlag{Name: "older-than", Value: formatAge(statedb.DefaultRetention), Usage: "sessions older than `D` by the generation's age rule (with a unit: s, m, h, d or w)"},
 			&cli.StringFlag{Name: "source", Usage: "only sessions of source `S` (cli, tui, telegram, …)"},
 			&cli.BoolFlag{Name: "never-active", Usage: "instead, open keyed sessions that never had a turn, started over D ago (default 30d), with their gateway_routing rows (r0817)"}},
-			filterFlags()...)...),
+			filterFlags("")...)...),
 		Action: runPrune,
 	}
 }
@@ -55,11 +55,13 @@ func runPrune(c *cli.Context) error {
 	return reportSummary(o, r, out, map[string]any{"prune": sum, "batches": out.Batches}, sum.Text())
 }
 
-// filterFlags are the flags of the runtime's prune filters (statedb.PruneFilterTable).
-func filterFlags() []cli.Flag {
-	out := make([]cli.Flag, len(statedb.PruneFilterTable))
-	for i, f := range statedb.PruneFilterTable {
-		out[i] = &cli.StringFlag{Name: f.Flag(), Usage: f.Usage}
+// filterFlags are the flags of the runtime's prune filters (statedb.PruneFilterTable) but skip.
+func filterFlags(skip string) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range statedb.PruneFilterTable {
+		if f.Flag() != skip {
+			out = append(out, &cli.StringFlag{Name: f.Flag(), Usage: f.Usage})
+		}
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 
 // waitFlag is --wait of every write.
 func waitFlag() cli.Flag {
-	return &cli.StringFlag{Name: "wait", Usage: "wait up to `D` for the home's lock while another sessionctl holds it (with a unit: s, m or h; default: refuse at once, exit 3)"}
+	return &cli.StringFlag{Name: "wait", Usage: "wait up to `D` for the home's lock while another sessionctl holds it (with a unit: 90s, 5m, 2h, 1d; default: refuse at once, exit 3)"}
 }
 
 // metricsFlag is --metrics-file of check, status and maintain.

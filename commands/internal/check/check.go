@@ -66,7 +66,7 @@ func Scope(h *home.Home) []Finding {
 			h.Routing.Foreign[scope], scope, h.Routing.Scope)
 		out = append(out, Finding{RoutingForeignScope, Error, scope, rows + say(h,
 			"the runtime ignores them here: move them to this home with sessionctl relocate --apply (--from "+scope+" when there are several), or run the gateway at the original path",
-			"sessionctl reads none of them here: move them to this home with sessionctl relocate --apply (--from "+scope+" when there are several), or use the home at the original path")})
+			"sessionctl reads none of them here, and cannot move them on a generation newer than it knows (every write is refused): use the home at the original path, or move them with a sessionctl that knows this generation")})
 	}
 	return out
 }

@@ -52,11 +52,11 @@ func walFindings(h *home.Home, p statedb.Pager) []Finding {
 	var out []Finding
 	limit := p.AutoCheckpoint * p.PageSize
 	if st, err := os.Stat(h.Opts.Home.StateDB() + "-wal"); err == nil && limit > 0 && st.Size() > WALLimitFactor*limit {
-		out = append(out, Finding{DBWALLarge, Warn, "state.db-wal", fmt.Sprintf("WAL is %s, %d times its checkpoint limit (wal_autocheckpoint %d pages × %d bytes = %s): a reader has held checkpoints back for a long time; restart long-running Hermes processes (sessionctl compact checkpoints and truncates it)",
+		out = append(out, Finding{DBWALLarge, Warn, "state.db-wal", fmt.Sprintf("WAL is %s, %d times its checkpoint limit (wal_autocheckpoint %d pages × %d bytes = %s): a reader has held checkpoints back for a long time; restart long-running Hermes processes (sessionctl compact --apply checkpoints and truncates it)",
 			space.Bytes(st.Size()), st.Size()/limit, p.AutoCheckpoint, p.PageSize, space.Bytes(limit))})
 	}
 	if p.PageCount > 0 && float64(p.FreelistCount)/float64(p.PageCount) > FreelistShare {
-		out = append(out, Finding{DBFreelist, Info, "state.db", fmt.Sprintf("%d of %d pages free (%s): sessionctl compact (or `hermes sessions optimize`) with every Hermes process stopped returns them to the file system",
+		out = append(out, Finding{DBFreelist, Info, "state.db", fmt.Sprintf("%d of %d pages free (%s): sessionctl compact --apply (or `hermes sessions optimize`) with every Hermes process stopped returns them to the file system",
 			p.FreelistCount, p.PageCount, space.Bytes(p.FreelistCount*p.PageSize))})
 	}
 	return out

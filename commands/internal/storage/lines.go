@@ -90,14 +90,15 @@ func (d *VerifyData) Lines() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("backup      %s taken %s of %s (generation %s, schema v%d): %d files, %d bytes checked; integrity %s",
-		d.Backup, d.Manifest.CreatedAt, d.Manifest.Home, d.Manifest.Generation, d.Manifest.SchemaVersion, d.Files, d.Bytes, orNone(d.Integrity))}
+		d.Backup, d.Manifest.CreatedAt, d.Manifest.Home, d.Manifest.Generation, d.Manifest.SchemaVersion, d.Files, d.Bytes, d.integrityWord())}
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "not checked (no state.db)"
+// integrityWord is the integrity found, or why it was not checked.
+func (d *VerifyData) integrityWord() string {
+	if d.Integrity == "" {
+		return "not checked (" + d.unchecked + ")"
 	}
-	return s
+	return d.Integrity
 }
 
 // Lines words a restore.

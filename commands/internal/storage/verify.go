@@ -18,7 +18,8 @@ type VerifyData struct {
 	Manifest  *Manifest `json:"manifest"`
 	Files     int       `json:"files_checked"`
 	Bytes     int64     `json:"bytes_checked"`
-	Integrity string    `json:"integrity"` // "ok", the problems, or "" without a state.db
+	Integrity string    `json:"integrity"` // "ok", the problems, or "" when not checked
+	unchecked string    // why the integrity was not checked
 }
 
 // Verify checks the backup in dir: its manifest, each file's size and SHA-256, and
@@ -48,7 +49,14 @@ func Verify(ctx context.Context, dir string) (*VerifyData, []check.Finding, erro
 		d.Files++
 		d.Bytes += f.Size
 	}
-	if len(findings) == 0 && hasFile(m, relStateDB) && !m.RawStateDB {
+	switch {
+	case len(findings) > 0:
+		d.unchecked = "a file failed its check"
+	case !hasFile(m, relStateDB):
+		d.unchecked = "no state.db"
+	case m.RawStateDB:
+		d.unchecked = "a raw copy of state.db"
+	default:
 		d.Integrity = integrity(ctx, filepath.Join(abs, relStateDB))
 		if d.Integrity != "ok" {
 			findings = append(findings, check.Finding{Check: check.BackupIntegrity, Severity: check.Error, Subject: relStateDB,
