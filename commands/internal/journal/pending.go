@@ -91,12 +91,12 @@ const finishTemp = ".journal_*.tmp"
 var journalName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[a-z-]+$`)
 
 // OrphanStashes lists what in the home's journal directory no journal names: stash
-// directories (<name>.files, of a journal's name) whose journal is gone and that no other journal mentions — what
-// a restore stopped between saving the current files and writing its journal leaves, or a
-// journal prune that removed a journal and then could not remove its stash — and Finish's
-// temporary files a crash left. Nothing in the home depends on them. Nothing is followed.
-// The journals named in going (file names: a journal prune's, removed with the same run) do
-// not keep a stash.
+// directories (<name>.files, of a journal's name) whose journal is gone and that no other
+// journal mentions — what a restore stopped between saving the current files and writing its
+// journal leaves, or a journal prune that removed a journal and then could not remove its
+// stash — and Finish's temporary files a crash left. Nothing in the home depends on them.
+// Nothing is followed. The journals named in going (file names: a journal prune's, removed
+// with the same run) do not keep a stash.
 func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, error) {
 	dir, entries, err := journalEntries(home)
 	if err != nil {
