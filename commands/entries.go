@@ -199,7 +199,7 @@ func showEntry(c *cli.Context, o *options, key string) error {
 }
 
 func printEntry(o *options, h *home.Home, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {
-	fmt.Fprintf(o.stdout, "key  %s\n", e.Key)
+	fmt.Fprintf(o.stdout, "key  %s\n", listout.Printable(e.Key, false))
 	if h.IsLegacy(e.Key) {
 		fmt.Fprintln(o.stdout, "legacy entry: only in sessions.json, not in gateway_routing"+check.LegacyNote(h))
 	}

@@ -87,20 +87,14 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 
 // resolveHome resolves the home that --home and --profile name, as the runtime does.
 func resolveHome(c *cli.Context) (sessionsjson.Home, error) {
-	return sessionsjson.ResolveHome(sessionsjson.HomeOptions{
-		Home:        c.String("home"),
-		Profile:     c.String("profile"),
-		Getenv:      os.Getenv,
-		UserHomeDir: userHomeDir(),
-	})
-}
-
-func userHomeDir() string {
-	dir, err := os.UserHomeDir()
-	if err != nil {
-		return ""
+	if c.IsSet("home") && c.String("home") == "" { // not the default home: a variable that expanded to nothing
+		return sessionsjson.Home{}, errors.New("--home: empty: name the Hermes home directory")
 	}
-	return dir
+	return sessionsjson.ResolveHome(sessionsjson.HomeOptions{
+		Home:    c.String("home"),
+		Profile: c.String("profile"),
+		Getenv:  os.Getenv,
+	})
 }
 
 // parseClock parses --now; without the flag the clock is now. The flag given an empty value

@@ -494,11 +494,12 @@ func TestOutcomeBackupRotationFails(t *testing.T) {
 // removed; the files are where they were, and undo restores the rows.
 func TestOutcomeTranscriptsKept(t *testing.T) {
 	for _, tt := range []struct {
-		pin  string // "dir": the sessions directory is immutable; "files": each file in it is
+		pin  string // "dir": the sessions directory is immutable; "files": each file in it is; "links": each is a symbolic link
 		args []string
 	}{
 		{"dir", []string{"prune-ghosts", "--apply"}}, {"dir", []string{"prune", "--older-than", "7d", "--apply"}},
 		{"files", []string{"prune-ghosts", "--apply"}}, {"files", []string{"prune", "--older-than", "7d", "--apply"}},
+		{"links", []string{"prune-ghosts", "--apply"}},
 	} {
 		args := tt.args
 		t.Run(tt.pin+"/"+args[0], func(t *testing.T) {
@@ -506,14 +507,19 @@ func TestOutcomeTranscriptsKept(t *testing.T) {
 			sessions := filepath.Join(home, "sessions")
 			before, _ := os.ReadDir(sessions)
 			pinned := []string{sessions}
-			if tt.pin == "files" {
+			if tt.pin != "dir" {
 				pinned = pinned[:0]
 				for _, e := range before {
 					pinned = append(pinned, filepath.Join(sessions, e.Name()))
 				}
 			}
+			outside := t.TempDir()
 			for _, p := range pinned {
-				immutable(t, p)
+				if tt.pin == "links" {
+					linkOut(t, p, filepath.Join(outside, filepath.Base(p)))
+				} else {
+					immutable(t, p)
+				}
 			}
 			cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow, "--json"}, args...)...)
 			out, err := cmd.Output()
@@ -544,7 +550,11 @@ func TestOutcomeTranscriptsKept(t *testing.T) {
 				}
 			}
 			for _, p := range pinned {
-				mutable(t, p)
+				if tt.pin == "links" {
+					linkBack(t, p, filepath.Join(outside, filepath.Base(p)))
+				} else {
+					mutable(t, p)
+				}
 			}
 			after, _ := os.ReadDir(sessions)
 			if !kept || len(after) != len(before) {
@@ -552,6 +562,31 @@ func TestOutcomeTranscriptsKept(t *testing.T) {
 			}
 			undoAll(t, outcomeGenDB, home, envl.Journals)
 		})
+	}
+}
+
+// linkOut moves the file at p to out and leaves a symbolic link to it at p.
+func linkOut(t *testing.T, p, out string) {
+	t.Helper()
+	if err := os.Rename(p, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkBack undoes linkOut, failing when the link at p is gone.
+func linkBack(t *testing.T, p, out string) {
+	t.Helper()
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer the link left there (%v)", p, err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(out, p); err != nil {
+		t.Fatal(err)
 	}
 }
 

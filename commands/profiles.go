@@ -125,7 +125,7 @@ func (m multiRun) homes() ([]runHome, error) {
 	if !m.all {
 		return []runHome{{flags: m.homeFlag}}, nil
 	}
-	homes, err := sessionsjson.AllProfiles(sessionsjson.HomeOptions{Home: m.home, Getenv: os.Getenv, UserHomeDir: userHomeDir()})
+	homes, err := sessionsjson.AllProfiles(sessionsjson.HomeOptions{Home: m.home, Getenv: os.Getenv})
 	if err != nil {
 		return nil, usage(err)
 	}

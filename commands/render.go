@@ -33,6 +33,9 @@ func tableOptions(wrap int) []tablewriter.Option {
 // renderTable prints an aligned, borderless table, no line ending in spaces.
 func renderTable(w io.Writer, header []string, rows [][]string) error {
 	out := &trimmedLines{w: w}
+	for i := range rows { // a hostile home's key or value never drives the terminal
+		rows[i] = listout.PrintableRow(rows[i], true)
+	}
 	table := tablewriter.NewTable(out, tableOptions(tw.WrapNone)...)
 	table.Header(toAny(header)...)
 	if err := table.Bulk(rows); err != nil {
@@ -106,6 +109,7 @@ func tableOf(header ...string) func(io.Writer) listout.Rows {
 
 // Add prints row, or keeps it until the sample is complete.
 func (s *streamTable) Add(row []string) error {
+	row = listout.PrintableRow(row, false)
 	if s.table == nil {
 		if s.sample = append(s.sample, row); len(s.sample) < streamSample {
 			return nil

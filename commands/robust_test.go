@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Generations the robustness tests use: one json-primary home with _README and one
@@ -917,6 +918,67 @@ func TestRobustIOFaultIsNotCorrupt(t *testing.T) {
 	code, _, stderr := runChild(t, 8<<10, "--home", home, "--now", fixtureNow, "status")
 	if code != ExitData || !strings.Contains(stderr, "I/O error") || strings.Contains(stderr, "corrupt") {
 		t.Errorf("status: exit %d, stderr %s; want 4 with the I/O error, not corrupt", code, stderr)
+	}
+}
+
+// TestRobustSidecarNotRegular: a state.db-journal, -wal or -shm that is a named pipe (which
+// SQLite's open would wait on for good, deaf to SIGTERM) or a symbolic link is refused at
+// once, exit 4, naming it, by a read and by a write (found by a helper's audit: status hung).
+func TestRobustSidecarNotRegular(t *testing.T) {
+	for _, gen := range []string{genDB, "r0817-481156139"} {
+		for _, side := range []string{"-journal", "-wal", "-shm"} {
+			t.Run(gen+"/"+side, func(t *testing.T) {
+				t.Parallel()
+				home := fixtureHome(t, gen)
+				path := filepath.Join(home, "state.db"+side)
+				_ = os.Remove(path)
+				if err := syscall.Mkfifo(path, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				for _, args := range [][]string{{"status"}, {"prune-ghosts", "--apply"}} {
+					cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					done := make(chan error, 1)
+					if err := cmd.Start(); err != nil {
+						t.Fatal(err)
+					}
+					go func() { done <- cmd.Wait() }()
+					select {
+					case <-done:
+					case <-time.After(20 * time.Second):
+						_ = cmd.Process.Kill()
+						t.Fatalf("%v hangs on a named pipe state.db%s", args, side)
+					}
+					if code := cmd.ProcessState.ExitCode(); code != ExitData || !strings.Contains(stderr.String(), "state.db"+side+" is a named pipe") {
+						t.Errorf("%v: exit %d, stderr %s; want 4 naming the pipe", args, code, stderr.String())
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRobustBackupOfBadFile: a backup whose sessions.json or counts file is not a regular
+// file is refused before anything is written, exit 4: no backup directory, no sessionctl/
+// (found by a helper's audit: exit 5 "nothing kept" after creating both).
+func TestRobustBackupOfBadFile(t *testing.T) {
+	for _, rel := range []string{".restart_failure_counts", "sessions/sessions.json"} {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			home := fixtureHome(t, genDB)
+			path := filepath.Join(home, filepath.FromSlash(rel))
+			_ = os.Remove(path)
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := exactSnapshot(t, home)
+			code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "backup")
+			if code != ExitData || !strings.Contains(stderr, "named pipe") {
+				t.Errorf("backup: exit %d, stderr %s; want 4 naming the pipe", code, stderr)
+			}
+			assertNothingCreated(t, "backup", home, before)
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/urfave/cli/v2"
 )
 
@@ -110,7 +111,7 @@ func printNextStart(o *options, d check.StatusData) error {
 
 func printFindings(o *options, findings []check.Finding) {
 	for _, f := range findings {
-		fmt.Fprintf(o.stdout, "%s %s %s: %s\n", severityWord(o, f.Severity), f.Check, f.Subject, f.Message)
+		fmt.Fprintf(o.stdout, "%s %s %s: %s\n", severityWord(o, f.Severity), f.Check, listout.Printable(f.Subject, false), listout.Printable(f.Message, false))
 	}
 }
 

@@ -53,8 +53,8 @@ func compactCommand() *cli.Command {
 		ArgsUsage: " ", UsageText: "sessionctl compact --apply\nsessionctl compact --into /tmp/state-compacted.db",
 		Flags: []cli.Flag{applyFlag(), blindForceFlag(), waitFlag(), &cli.StringFlag{Name: "into", Usage: "write a compacted copy to `FILE` (VACUUM INTO) and change nothing"}},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("compact takes no arguments")
+			if c.NArg() > 0 || c.IsSet("into") && c.String("into") == "" {
+				return usagef("compact takes no arguments, and --into a FILE")
 			}
 			return runStorage(c, "compact", func(r *repair.Run) (repair.Outcome, lined, error) {
 				return lines(storage.Compact(c.Context, r.H, r.Apply, c.String("into")))

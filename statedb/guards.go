@@ -232,12 +232,14 @@ func CheckDirWritable(dir string) error {
 	return nil
 }
 
-// Unmovable splits paths (files a write is to move) into those it may move and those whose
-// immutable or append-only attribute would make the move fail (on Linux; elsewhere none are
-// found), so that a run reports those kept instead of finding out after its report.
+// Unmovable splits paths (files a write is to move into a journal's stash) into those it may
+// move and those it leaves: anything but a regular file (a symbolic link, a named pipe, a
+// directory: undo refuses to put such a thing back) and a file whose immutable or
+// append-only attribute would make the move fail (read on Linux), so that a run reports
+// those kept instead of finding out after its report.
 func Unmovable(paths []string) (movable, pinnedFiles []string) {
 	for _, p := range paths {
-		if pinned(p) {
+		if fi, err := os.Lstat(p); (err == nil && !fi.Mode().IsRegular()) || pinned(p) {
 			pinnedFiles = append(pinnedFiles, p)
 		} else {
 			movable = append(movable, p)

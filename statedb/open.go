@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -63,6 +64,9 @@ func open(ctx context.Context, path string, write bool) (*DB, error) {
 		return nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
 	if err := checkFile(abs); err != nil {
+		return nil, fmt.Errorf("state.db %s: %w", path, err)
+	}
+	if err := checkSidecars(abs); err != nil {
 		return nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
 	immutable := !write && idleWAL(abs)
@@ -125,10 +129,23 @@ func checkFile(path string) error {
 	return nil
 }
 
+// checkSidecars refuses a state.db whose rollback journal, WAL or shared-memory file exists
+// as anything but a regular file (not followed: a symbolic link is refused too): SQLite opens
+// them without a second look, and a named pipe there would hang the open for good.
+func checkSidecars(path string) error {
+	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
+		fi, err := os.Lstat(path + suffix)
+		if err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is %s: %w", filepath.Base(path+suffix), sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrNotRegular)
+		}
+	}
+	return nil
+}
+
 // readHead returns up to n leading bytes of path. It runs before any SQLite connection to the
 // file exists, so closing the descriptor cannot drop SQLite's POSIX locks.
 func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := sessionsjson.OpenRegularFile(path) // never blocks on a named pipe
 	if err != nil {
 		return nil, err
 	}

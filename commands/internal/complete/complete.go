@@ -9,6 +9,7 @@ import (
 	_ "embed" // the scripts
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -87,7 +88,17 @@ func (a Arg) Values(ctx context.Context, o home.Options, given []string) []strin
 	case SessionID:
 		all = sessionIDs(ctx, o)
 	}
-	return slices.DeleteFunc(all, func(v string) bool { return slices.Contains(given, v) })
+	return slices.DeleteFunc(all, func(v string) bool { return slices.Contains(given, v) || !shellSafe(v) })
+}
+
+// shellSafe reports whether v is a word every shell's completion takes as it is: letters,
+// digits and ":._-@+/=,%" only. A value from the home with anything else (a space, a quote,
+// "$(…)", a control character) is left out: bash's compgen -W would expand it, running what
+// a hostile routing key holds.
+func shellSafe(v string) bool {
+	return v != "" && !strings.ContainsFunc(v, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(":._-@+/=,%", r)
+	})
 }
 
 // keys are the routing index's keys, in order, as the runtime reads the index.

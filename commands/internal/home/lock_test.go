@@ -68,10 +68,10 @@ func TestLockWaits(t *testing.T) {
 			o.LockWait = tt.wait
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
+			start := time.Now() // before the cancel's timer: it fires 100 ms or more after start
 			if tt.cancel {
 				time.AfterFunc(100*time.Millisecond, func() { cancel(interrupted) })
 			}
-			start := time.Now()
 			release, err := Lock(ctx, o)
 			took := time.Since(start)
 			if release != nil {

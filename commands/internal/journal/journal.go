@@ -412,10 +412,13 @@ func writeArray[T any](w io.Writer, name string, items []T, appendItem func([]by
 // changes, so it is bounded by about twice the routing index.
 const MaxBytes = 1 << 30
 
-// Read loads a journal file. Anything but a regular file (a named pipe, a device such as
-// /dev/zero, a directory) and a file over MaxBytes are refused before a byte is read, as
-// data errors.
+// Read loads a journal file. A symbolic link is refused (nothing a journal names is
+// followed); anything but a regular file (a named pipe, a device such as /dev/zero, a
+// directory) and a file over MaxBytes are refused before a byte is read, as data errors.
 func Read(path string) (*Journal, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, failure.Mark(failure.Refused, fmt.Errorf("journal %s is a symbolic link: %w", path, sessionsjson.ErrUnsafeToolPath))
+	}
 	data, err := sessionsjson.ReadRegularFile(path, MaxBytes)
 	if err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("read journal: %w", err))

@@ -109,3 +109,23 @@ func TestRequested(t *testing.T) {
 		t.Errorf("ParseFormat(xml): %v", err)
 	}
 }
+
+// TestPrintable: control characters are written as their escapes, line breaks only where
+// lines are not kept; other text, wide characters included, is left as it is.
+func TestPrintable(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		lines bool
+		want  string
+	}{
+		{"agent:main:slack:dm:D043095675", false, "agent:main:slack:dm:D043095675"},
+		{"会话 title", false, "会话 title"},
+		{"key\n\x00\x1b[31m", false, `key\n\x00\x1b[31m`},
+		{"a\r\tb\x7f\u0085", false, `a\r\tb\x7f\u0085`},
+		{"{\n  \"a\": 1\n}\x1b", true, "{\n  \"a\": 1\n}\\x1b"},
+	} {
+		if got := Printable(tt.in, tt.lines); got != tt.want {
+			t.Errorf("Printable(%q, %v) = %q, want %q", tt.in, tt.lines, got, tt.want)
+		}
+	}
+}

@@ -565,8 +565,9 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 // directory can be written, for the batches to move into their journals' stash after each
 // commit. Otherwise it returns none, with a repair.transcripts-kept finding: the rows still go
 // and the files stay, and they are not reported as removed (a move that fails after a commit
-// can only warn, once the report is written). A file whose attributes stop its move
-// (immutable, append-only) is left out the same way, with a finding of its own.
+// can only warn, once the report is written). A file that is not a regular file, or whose
+// attributes stop its move (immutable, append-only), is left out the same way, with a
+// finding of its own.
 func (r *Run) movable(files map[string][]string) (map[string][]string, []check.Finding) {
 	n := 0
 	for _, fs := range files {
@@ -587,7 +588,7 @@ func (r *Run) movable(files map[string][]string) (map[string][]string, []check.F
 		out[id], pinned = statedb.Unmovable(paths)
 		for _, p := range pinned {
 			kept = append(kept, check.Finding{Check: check.TranscriptsKept, Severity: check.Warn, Subject: r.H.Opts.Rel(p),
-				Message: "this transcript of a session deleted stays in the sessions directory (it is immutable or append-only: chattr -i/-a it, then rm it): the runtime would have deleted it"})
+				Message: "this transcript of a session deleted stays in the sessions directory (it is not a regular file, or it is immutable or append-only): the runtime would have deleted it; remove it by hand if it is no longer wanted"})
 		}
 	}
 	sort.Slice(kept, func(i, j int) bool { return kept[i].Subject < kept[j].Subject })

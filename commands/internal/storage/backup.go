@@ -155,6 +155,11 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 // not sessions.json).
 func backupSet(h sessionsjson.Home, transcripts bool) ([]string, error) {
 	set := []string{relStateDB, relSessionsJSON, relCounts}
+	for _, rel := range set[1:] { // state.db is checked when it is opened
+		if fi, err := os.Stat(filepath.Join(h.Dir, filepath.FromSlash(rel))); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is %s: nothing backed up: %w", rel, sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrNotRegular)
+		}
+	}
 	if !transcripts {
 		return set, nil
 	}
