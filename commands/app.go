@@ -102,7 +102,7 @@ func runApp(ctx context.Context, app *cli.App, args []string) error {
 }
 
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	return listout.Printable(strings.Join(strings.Fields(err.Error()), " "), false)
 }
 
 // Keys of the app's metadata: the run's settings and state.

@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
@@ -132,6 +133,6 @@ func (o *options) paint(s string, attrs ...color.Attribute) string {
 // warn prints a one-line warning on stderr (never suppressed; each warning once a run).
 func (o *options) warn(format string, a ...any) {
 	if msg := fmt.Sprintf(format, a...); o.state.firstWarning(msg) {
-		fmt.Fprintf(o.stderr, "sessionctl: warning: %s\n", msg)
+		fmt.Fprintf(o.stderr, "sessionctl: warning: %s\n", listout.Printable(msg, false))
 	}
 }

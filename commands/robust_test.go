@@ -982,6 +982,30 @@ func TestRobustBackupOfBadFile(t *testing.T) {
 	}
 }
 
+// TestRobustControlCharactersEscaped: a routing key holding a line break and an escape
+// sequence is shown escaped by the lists, the findings and entries show: nothing from the
+// home drives the terminal or splits a finding's line (found by a helper's audit).
+func TestRobustControlCharactersEscaped(t *testing.T) {
+	home := fixtureHome(t, genJSON)
+	path := sessionsJSONPath(home)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = `agent:main:slack:dm:EVIL\n\u001b[31mRED` // as sessions.json escapes it
+	evil := strings.Replace(string(data), "{", "{\n  \""+key+"\": {\"session_id\": \"20260705_031119_d3efc5e6\"},", 1)
+	if err := os.WriteFile(path, []byte(evil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"entries", "list"}, {"check"}, {"entries", "show", "agent:main:slack:dm:EVIL\n\x1b[31mRED"},
+		{"entries", "show", "agent:main:slack:dm:EVIL\n\x1b[31mREDX"}} { // the last one unknown: the error says the key
+		_, stdout, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+		if strings.ContainsRune(stdout+stderr, 0x1b) || !strings.Contains(stdout+stderr, `EVIL\n\x1b[31mRED`) {
+			t.Errorf("%v: the key is not shown escaped:\n%s%s", args, stdout, stderr)
+		}
+	}
+}
+
 // assertIntegrity opens the database read-write (running any WAL recovery, as the next
 // opener would) and fails unless PRAGMA integrity_check says ok.
 func assertIntegrity(t testing.TB, dbPath string) {
