@@ -91,11 +91,7 @@ func resolveHome(c *cli.Context) (sessionsjson.Home, error) {
 	if c.IsSet("home") && c.String("home") == "" { // not the default home: a variable that expanded to nothing
 		return sessionsjson.Home{}, errors.New("--home: empty: name the Hermes home directory")
 	}
-	return sessionsjson.ResolveHome(sessionsjson.HomeOptions{
-		Home:    c.String("home"),
-		Profile: c.String("profile"),
-		Getenv:  os.Getenv,
-	})
+	return sessionsjson.ResolveHome(sessionsjson.HomeOptions{Home: c.String("home"), Profile: c.String("profile"), Getenv: os.Getenv})
 }
 
 // parseClock parses --now; without the flag the clock is now. The flag given an empty value

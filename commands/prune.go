@@ -40,7 +40,9 @@ func runPrune(c *cli.Context) error {
 		_ = c.Set("older-than", formatAge(statedb.NeverActiveAge))
 	}
 	older, err := ageFlag(c, "older-than")
-	if err != nil {
+	if err != nil && never && c.NArg() == 1 { // the D of --never-active D, not an --older-than given
+		return usagef("--never-active %s: a duration with its unit: %sd, %sh or %sw", c.Args().First(), c.Args().First(), c.Args().First(), c.Args().First())
+	} else if err != nil {
 		return err
 	}
 	o, r, err := startRepair(c, "prune", home.Database)

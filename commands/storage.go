@@ -85,7 +85,7 @@ func backupCommand() *cli.Command {
 }
 
 func runVerify(c *cli.Context) error {
-	if c.NArg() != 1 {
+	if c.NArg() != 1 || c.Args().First() == "" {
 		return usagef("backup verify takes exactly one BACKUP directory")
 	}
 	o, err := loadOptions(c, "backup verify")
@@ -108,7 +108,7 @@ func runVerify(c *cli.Context) error {
 func restoreCommand() *cli.Command {
 	return &cli.Command{Name: "restore", Usage: "verify a backup, back up the current state, swap the backup's files in (refused while any process holds state.db); undoable",
 		ArgsUsage: "BACKUP", UsageText: "sessionctl restore --apply /var/backups/hermes/20260715T120000Z", Flags: []cli.Flag{applyFlag(), blindForceFlag(), waitFlag()}, Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			if c.NArg() != 1 || c.Args().First() == "" {
 				return usagef("restore takes exactly one BACKUP directory")
 			}
 			o, err := loadOptions(c, "restore")
