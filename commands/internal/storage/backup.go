@@ -414,14 +414,19 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Format != manifestFormat || m.Version != 1 {
 		return nil, fmt.Errorf("%s is not a sessionctl backup manifest (format %q, version %d)", ManifestName, m.Format, m.Version)
 	}
+	seen := map[string]bool{}
 	for _, f := range m.Files {
 		if !validRel(f.Path) {
 			return nil, fmt.Errorf("%s names a file a backup never holds: %q", ManifestName, f.Path)
 		}
+		seen[f.Path] = true
 	}
 	for _, rel := range m.Absent {
 		if !isCore(rel) {
 			return nil, fmt.Errorf("%s names a file a backup never holds: %q", ManifestName, rel)
+		}
+		if seen[rel] {
+			return nil, fmt.Errorf("%s lists %q as both a file and absent", ManifestName, rel)
 		}
 	}
 	return &m, nil

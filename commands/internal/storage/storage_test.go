@@ -364,6 +364,7 @@ func TestVerifyDetectsDamage(t *testing.T) {
 		{"missing", func(b string) { os.Remove(filepath.Join(b, "sessions", "sessions.json")) }, check.BackupFile},
 		{"manifest", func(b string) { writeFile(t, filepath.Join(b, ManifestName), `{"format":"other"}`) }, check.BackupManifest},
 		{"integrity", func(b string) { corruptPage(t, b) }, check.BackupIntegrity},
+		{"both", func(b string) { absentToo(t, b, relCounts) }, check.BackupManifest},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := backup()
@@ -386,6 +387,18 @@ func flipByte(t *testing.T, path string) {
 	}
 	data[0] ^= 0xff
 	writeFile(t, path, string(data))
+}
+
+// absentToo lists rel, a file of the backup b, as absent as well in its manifest.
+func absentToo(t *testing.T, b, rel string) {
+	m, err := ReadManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Absent = append(m.Absent, rel)
+	if err := writeManifest(b, m); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // corruptPage damages the backup's state.db in its last page and rewrites the manifest to
