@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -41,6 +42,7 @@ type DB struct {
 	path     string
 	writable bool
 	schema   Schema
+	closed   sync.Once
 }
 
 // OpenReadOnly opens path read-only (mode=ro) and inspects its schema. A missing file yields
@@ -58,24 +60,30 @@ func OpenWrite(ctx context.Context, path string) (*DB, error) {
 	return open(ctx, path, true)
 }
 
-func open(ctx context.Context, path string, write bool) (*DB, error) {
+func open(ctx context.Context, path string, write bool) (db *DB, err error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
-	if err := checkFile(abs); err != nil {
+	first := connections.add(abs)
+	defer func() {
+		if err != nil {
+			connections.done(abs)
+		}
+	}()
+	if err := checkFirst(abs, first); err != nil {
 		return nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
 	if err := checkSidecars(abs); err != nil {
 		return nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
-	immutable := !write && idleWAL(abs)
+	immutable := !write && first && idleWAL(abs)
 	sqldb, err := sql.Open("sqlite", dsn(abs, write, immutable))
 	if err != nil {
 		return nil, fmt.Errorf("open state.db %s: %w", path, err)
 	}
 	sqldb.SetMaxOpenConns(1)
-	db := &DB{sql: sqldb, path: abs, writable: write}
+	db = &DB{sql: sqldb, path: abs, writable: write}
 	if write { // the runtime's writable open waits out a busy database too (8da8a7887)
 		var slept time.Duration
 		err = patiently(ctx, func() (err error) {
@@ -200,7 +208,50 @@ func dsn(abs string, write, immutable bool) string {
 
 // Close closes the connection.
 func (db *DB) Close() error {
-	return db.sql.Close()
+	err := db.sql.Close()
+	db.closed.Do(func() { connections.done(db.path) }) // once: a second Close is a no-op
+	return err
+}
+
+// connections counts this process's open connections to each database file. POSIX locks
+// belong to the process and the file, not to a descriptor: closing any descriptor of a file
+// drops every lock the process holds on it, SQLite's included. A connection that lost its
+// SHARED lock lets another process's last close checkpoint and unlink the WAL under it, and
+// this process then commits into a deleted file (runtime-v26.md §4.6; found by a helper's
+// concurrency audit: writes reported applied were lost, and state.db was left corrupt). So
+// state.db's own bytes are read (its header checked, checkFile, idleWAL) only while no
+// connection of this process has it open.
+var connections = openCounts{n: map[string]int{}}
+
+type openCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// add counts a connection to path about to open and reports whether it is the only one.
+func (c *openCounts) add(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[path]++
+	return c.n[path] == 1
+}
+
+// done counts a connection to path closed (or never opened).
+func (c *openCounts) done(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[path]--; c.n[path] <= 0 {
+		delete(c.n, path)
+	}
+}
+
+// checkFirst runs checkFile on path for the first connection to it; a later one would drop
+// the locks of those open (connections), and the file was checked when the first opened.
+func checkFirst(path string, first bool) error {
+	if !first {
+		return nil
+	}
+	return checkFile(path)
 }
 
 // Path returns the absolute path of the database file.

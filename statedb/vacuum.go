@@ -78,11 +78,11 @@ func Vacuum(ctx context.Context, path string, rule sessionsjson.VacuumRule, fts 
 	if steps == nil {
 		return res, ErrNoVacuum
 	}
-	db, err := openMaintenance(path)
+	db, closeDB, err := openMaintenance(path)
 	if err != nil {
 		return res, err
 	}
-	defer db.Close()
+	defer closeDB()
 	for _, t := range fts {
 		switch err := optimizeFTS(ctx, db, t); {
 		case errors.Is(err, errAbsent):
@@ -155,24 +155,27 @@ func optimizeFTS(ctx context.Context, db *sql.DB, table string) error {
 
 // openMaintenance opens the existing database at path read-write for compact: one
 // connection, the writer's busy timeout, and SQLite's default temporary storage (on disk:
-// VACUUM builds its copy there, which must not be held in memory).
-func openMaintenance(path string) (*sql.DB, error) {
+// VACUUM builds its copy there, which must not be held in memory). The connection counts
+// among this process's (connections) until closeDB.
+func openMaintenance(path string) (db *sql.DB, closeDB func() error, err error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkFile(abs); err != nil {
-		return nil, fmt.Errorf("state.db %s: %w", path, err)
+	first := connections.add(abs)
+	if err := checkFirst(abs, first); err != nil {
+		connections.done(abs)
+		return nil, nil, fmt.Errorf("state.db %s: %w", path, err)
 	}
 	q := url.Values{}
 	q.Set("mode", "rw")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", writeBusyTimeoutMS))
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: abs}).EscapedPath()+"?"+q.Encode())
-	if err != nil {
-		return nil, err
+	if db, err = sql.Open("sqlite", "file:"+(&url.URL{Path: abs}).EscapedPath()+"?"+q.Encode()); err != nil {
+		connections.done(abs)
+		return nil, nil, err
 	}
 	db.SetMaxOpenConns(1)
-	return db, nil
+	return db, func() error { defer connections.done(abs); return db.Close() }, nil
 }
 
 // VacuumInto writes a compacted copy of the database to dst (`VACUUM INTO`), which must not

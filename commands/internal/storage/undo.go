@@ -33,6 +33,7 @@ func UndoRestore(ctx context.Context, h *home.Home, path string, j *journal.Jour
 	if len(findings) > 0 {
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("undo: the saved backup %s fails verification (%s: %s)", saved, findings[0].Subject, findings[0].Message))
 	}
+	h.Close() // pendingSwaps reads state.db's bytes: no connection of this process may have it open (statedb: connections)
 	actions, err := pendingSwaps(h, j, vd.Manifest)
 	if err != nil {
 		return repair.Outcome{}, nil, err
