@@ -1006,6 +1006,58 @@ func TestRobustControlCharactersEscaped(t *testing.T) {
 	}
 }
 
+// TestRobustRoutingWriteKeepsOtherWriter: a gateway_routing row another writer (a gateway
+// sessionctl cannot see) changes between sessionctl's read and its write is not overwritten:
+// the write is refused, exit 3, nothing changed, no journal, the other writer's row kept
+// (found by a helper's concurrency audit: sessionctl wrote over it, and its undo then
+// restored the row from before the other writer too).
+func TestRobustRoutingWriteKeepsOtherWriter(t *testing.T) {
+	home := fixtureHome(t, genDB)
+	const key = "agent:main:slack:dm:D043095675"
+	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := childCmd(t, 0, "--home", home, "--now", fixtureNow, "suspend", key, "--apply")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // sessionctl has read the row and waits for the write lock
+	if _, err := conn.ExecContext(ctx, "UPDATE gateway_routing SET entry_json = json_set(entry_json, '$.input_tokens', 888) WHERE session_key = ?", key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != ExitRefused || !strings.Contains(stderr.String(), "changed since it was read") {
+		t.Errorf("suspend: exit %d, stderr %s; want 3, the row changed since it was read", code, stderr.String())
+	}
+	var tokens int
+	var suspended sql.NullBool
+	if err := conn.QueryRowContext(ctx, "SELECT json_extract(entry_json, '$.input_tokens'), json_extract(entry_json, '$.suspended') FROM gateway_routing WHERE session_key = ?", key).Scan(&tokens, &suspended); err != nil {
+		t.Fatal(err)
+	}
+	if tokens != 888 || suspended.Bool {
+		t.Errorf("the row holds input_tokens %d, suspended %v: want the other writer's 888, not suspended", tokens, suspended.Bool)
+	}
+	if js := journals(t, home); len(js) != 0 {
+		t.Errorf("journals %v, want none", js)
+	}
+}
+
 // assertIntegrity opens the database read-write (running any WAL recovery, as the next
 // opener would) and fails unless PRAGMA integrity_check says ok.
 func assertIntegrity(t testing.TB, dbPath string) {

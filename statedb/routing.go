@@ -271,6 +271,28 @@ func upsertRouting(ctx context.Context, tx *sql.Tx, scope, key, entry string, no
 	return nil
 }
 
+// CheckRoutingTx verifies, inside the caller's write transaction, that each key of scope in
+// expected still holds the entry_json read before it (nil: no row): a writer that changed the
+// row in between (a gateway sessionctl cannot see) is not overwritten, and the journal's
+// before-image stays true. A difference is ErrConflict.
+func CheckRoutingTx(ctx context.Context, tx *sql.Tx, scope string, expected map[string]*string) error {
+	for key, want := range expected {
+		var got sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT entry_json FROM gateway_routing WHERE scope = ? AND session_key = ?`, scope, key).Scan(&got)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if want != nil {
+				return fmt.Errorf("gateway_routing %q is gone since it was read: %w", key, ErrConflict)
+			}
+		case err != nil:
+			return classify("read gateway_routing", err, false)
+		case want == nil || !got.Valid || got.String != *want:
+			return fmt.Errorf("gateway_routing %q changed since it was read (another writer: a gateway sessionctl cannot see?): %w", key, ErrConflict)
+		}
+	}
+	return nil
+}
+
 // DeleteRoutingTx deletes, inside the caller's transaction, the rows of keys in scope (the
 // runtime's save leaves no row for an entry its store dropped). A key without a row is left
 // alone.

@@ -127,6 +127,9 @@ type routingApplier struct {
 	r       *Run
 	primary []plannedEntry // against the routing index
 	mirror  []plannedEntry // db-primary: against the sessions.json mirror
+	// read: the primary's before-images are the gateway_routing rows as read (a plan's), which
+	// the write checks are still there (an undo's are the journal's, checked by undo itself)
+	read bool
 }
 
 // planRouting resolves a plan into primary (and mirror) edits and the change list.
@@ -137,7 +140,7 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 		return nil, nil, err
 	}
 	primary = append(primary, removals(h.Entry, p.Removals)...)
-	a := &routingApplier{r: r, primary: primary}
+	a := &routingApplier{r: r, primary: primary, read: true}
 	if h.Routing.Source != home.SourceGatewayRouting {
 		placeRemoved(h.Mirror.Doc, a.primary)
 	}
@@ -258,6 +261,9 @@ func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) (
 	} else {
 		changed, err = a.applyJSON(a.primary)
 	}
+	if errors.Is(err, statedb.ErrConflict) { // another writer's row is left as it is: nothing changed
+		return changed, failure.Mark(failure.Refused, err)
+	}
 	if err != nil {
 		return changed, failure.Mark(failure.Write, err)
 	}
@@ -359,6 +365,9 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 	updates, times, removed := a.routingRows()
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
+		if err := a.checkRead(ctx, tx); err != nil {
+			return err
+		}
 		if err := statedb.UpdateRoutingTx(ctx, tx, h.Routing.Scope, updates, times, h.Opts.Clock.Unix); err != nil {
 			return err
 		}
@@ -394,6 +403,30 @@ func (a *routingApplier) routingRows() (updates map[string]string, times map[str
 		}
 	}
 	return updates, times, removed
+}
+
+// checkRead verifies, in the write's transaction, that the rows a plan read are unchanged
+// (statedb.CheckRoutingTx).
+func (a *routingApplier) checkRead(ctx context.Context, tx *sql.Tx) error {
+	if !a.read {
+		return nil
+	}
+	return statedb.CheckRoutingTx(ctx, tx, a.r.H.Routing.Scope, a.readRows())
+}
+
+// readRows is the entry_json of each gateway_routing row the plan changes as it was read (nil:
+// none).
+func (a *routingApplier) readRows() map[string]*string {
+	out := make(map[string]*string, len(a.primary))
+	for _, pe := range a.primary {
+		if pe.before == nil {
+			out[pe.key] = nil
+			continue
+		}
+		text := string(pe.before.Text())
+		out[pe.key] = &text
+	}
+	return out
 }
 
 // stampRowTimes records in images, before a write, the updated_at of each gateway_routing row
