@@ -160,6 +160,22 @@ type Mirror struct {
 	// Diffs is the comparison with gateway_routing made while loading (Inspect).
 	Diffs    []MirrorDiff
 	Compared bool
+	// Read identifies the file as it was when read (size, modification time, inode), so that
+	// a rewrite can tell that another writer replaced it since (Unchanged).
+	Read os.FileInfo
+}
+
+// ErrMirrorChanged refuses a rewrite of sessions.json that another writer replaced since it
+// was read.
+var ErrMirrorChanged = errors.New("sessions.json changed since it was read (another writer: a gateway sessionctl cannot see?)")
+
+// Unchanged returns ErrMirrorChanged when the sessions.json at path is no longer the file read.
+func (m *Mirror) Unchanged(path string) error {
+	now, err := os.Stat(path)
+	if m.Read == nil || err != nil || os.SameFile(now, m.Read) && now.Size() == m.Read.Size() && now.ModTime().Equal(m.Read.ModTime()) {
+		return nil
+	}
+	return ErrMirrorChanged
 }
 
 // Counts is the .restart_failure_counts file as read.
@@ -313,6 +329,7 @@ func (h *Home) LoadMirror() error {
 // readMirror reads sessions.json: nil without error when it does not exist.
 func (h *Home) readMirror() ([]byte, error) {
 	path := h.Opts.Home.SessionsJSON()
+	h.Mirror.Read, _ = os.Stat(path) // before the read: a change while reading shows as one
 	data, err := sessionsjson.ReadRegularFile(path, sessionsjson.MaxSessionsJSONBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -1,8 +1,12 @@
 package home
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
@@ -84,5 +88,35 @@ func TestEqualOutsideSpace(t *testing.T) {
 		if got := equalOutsideSpace([]byte(c.a), []byte(c.b)); got != c.want {
 			t.Errorf("equalOutsideSpace(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestMirrorUnchanged: a sessions.json replaced since it was read (another writer's atomic
+// save: a new inode), or rewritten in place at another size or time, is no longer the file
+// read; the file as read, or one never read, is.
+func TestMirrorUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.json")
+	write := func(content string, at time.Time) {
+		t.Helper()
+		if err := sessionsjson.WriteFileAtomic(path, []byte(content), ".sessions_*.tmp"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 7, 16, 9, 30, 0, 0, time.UTC)
+	write(`{"a": {}}`, at)
+	var m Mirror
+	if err := m.Unchanged(path); err != nil {
+		t.Errorf("never read: %v", err)
+	}
+	m.Read, _ = os.Stat(path)
+	if err := m.Unchanged(path); err != nil {
+		t.Errorf("as read: %v", err)
+	}
+	write(`{"a": {}}`, at) // the same bytes and time, another inode: another writer's save
+	if err := m.Unchanged(path); !errors.Is(err, ErrMirrorChanged) {
+		t.Errorf("replaced: %v, want ErrMirrorChanged", err)
 	}
 }

@@ -261,7 +261,7 @@ func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) (
 	} else {
 		changed, err = a.applyJSON(a.primary)
 	}
-	if errors.Is(err, statedb.ErrConflict) { // another writer's row is left as it is: nothing changed
+	if errors.Is(err, statedb.ErrConflict) || errors.Is(err, home.ErrMirrorChanged) { // another writer's is left as it is: nothing changed
 		return changed, failure.Mark(failure.Refused, err)
 	}
 	if err != nil {
@@ -308,9 +308,13 @@ func (a *routingApplier) spliced(planned []plannedEntry) (*sessionsjson.Document
 // writes the same bytes.
 func (a *routingApplier) writeJSON(doc *sessionsjson.Document) (changed bool, err error) {
 	h := a.r.H
+	if err := h.Mirror.Unchanged(h.Opts.Home.SessionsJSON()); err != nil {
+		return false, fmt.Errorf("write sessions.json: %w", err)
+	}
 	err = sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
 	})
+	h.Mirror.Read, _ = os.Stat(h.Opts.Home.SessionsJSON()) // the file as this run left it
 	if err != nil {
 		return errors.Is(err, sessionsjson.ErrNotDurable), fmt.Errorf("write sessions.json: %w", err)
 	}
