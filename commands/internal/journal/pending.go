@@ -115,17 +115,11 @@ func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, err
 	if len(stashes) == 0 {
 		return out, nil
 	}
-	for _, e := range entries { // a journal that mentions a stash keeps it (an undo's file images point into it)
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || going[e.Name()] || len(stashes) == 0 {
-			continue
-		}
-		data, err := sessionsjson.ReadRegularFile(filepath.Join(dir, e.Name()), MaxBytes)
-		if err != nil {
-			return nil, err
-		}
-		stashes = slices.DeleteFunc(stashes, func(s string) bool { return bytes.Contains(data, []byte(s)) })
+	mentioned, err := Mentioned(dir, entries, stashes, func(name string) bool { return !going[name] })
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range stashes {
+	for _, s := range slices.DeleteFunc(stashes, func(s string) bool { return mentioned[s] }) {
 		out = append(out, filepath.Join(dir, s))
 	}
 	slices.Sort(out)
@@ -136,4 +130,35 @@ func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, err
 func isRegular(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// Mentioned reports which of names (stash directory names) a journal among entries (the
+// journal directory dir's) that by accepts mentions: an undo's file images point into the
+// stash of the journal it reverts, so that stash stays while such a journal does.
+func Mentioned(dir string, entries []os.DirEntry, names []string, by func(journal string) bool) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, e := range entries {
+		if len(out) == len(names) || len(names) == 0 {
+			break
+		}
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || !by(e.Name()) {
+			continue
+		}
+		data, err := sessionsjson.ReadRegularFile(filepath.Join(dir, e.Name()), MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if bytes.Contains(data, []byte(n)) {
+				out[n] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// JournalEntries lists the home's journal directory (nil when it, or the tool directory, is
+// missing or not a real directory: nothing is followed).
+func JournalEntries(home sessionsjson.Home) (string, []os.DirEntry, error) {
+	return journalEntries(home)
 }

@@ -214,3 +214,37 @@ func pruneOrphanStash(t *testing.T, keep int) {
 		}
 	}
 }
+
+// TestPruneKeepsMentionedStash: a journal that goes takes its stash with it unless a kept
+// journal's file images point into that stash (the redo of an undo moves transcripts back
+// there): then the stash stays, reported kept (found by a review: the transcripts were lost
+// for good when the redo was undone).
+func TestPruneKeepsMentionedStash(t *testing.T) {
+	h, paths := testHome(t, -1, -1)
+	stash := journal.StashDir(paths[0])
+	if err := os.MkdirAll(filepath.Join(stash, "sessions"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stash, "sessions", "t.jsonl"), []byte("transcript"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	redo, err := journal.Read(paths[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	redo.Files = []journal.FileImage{{Path: filepath.Join(h.SessionsDir(), "t.jsonl"), BeforeStash: filepath.Join(stash, "sessions", "t.jsonl")}}
+	if err := journal.Write(paths[1], redo); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Add(48 * time.Hour)
+	_, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, 1, true)
+	if err != nil || len(p.Journals) != 1 || !slices.Equal(p.StashesKept, []string{stash}) {
+		t.Fatalf("prune: %v, journals %d, stashes kept %v; want %s kept", err, len(p.Journals), p.StashesKept, stash)
+	}
+	if _, err := os.Stat(filepath.Join(stash, "sessions", "t.jsonl")); err != nil {
+		t.Errorf("the stashed transcript is gone: %v", err)
+	}
+	if _, err := os.Lstat(paths[0]); err == nil {
+		t.Errorf("%s was not removed", paths[0])
+	}
+}

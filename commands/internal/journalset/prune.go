@@ -34,6 +34,10 @@ type Pruned struct {
 	// undo of a prune names its prune's store, and its own undo reads the rows there): they
 	// stay, and their bytes are not counted.
 	RowStoresKept []string `json:"row_stores_kept"`
+	// StashesKept are the stashes of journals that go which a kept journal mentions (an undo's
+	// file images point into the stash of the journal it reverts): they stay, and their bytes
+	// are not counted.
+	StashesKept []string `json:"stashes_kept"`
 	// Orphans are the stash directories no journal names and the temporary files an undo's
 	// journal rewrite left, older than the cutoff (journal.OrphanStashes): they go too.
 	Orphans []string `json:"orphans"`
@@ -68,7 +72,7 @@ func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64
 func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pruned, error) {
 	cutoff := now.Add(-time.Duration(olderThan * float64(time.Second)))
 	p := &Pruned{OlderThanSeconds: olderThan, Cutoff: cutoff.UTC().Format(time.RFC3339Nano), Keep: keep, Journals: []*Item{},
-		RowStores: []string{}, RowStoresKept: []string{}, Orphans: []string{}, Note: PruneNote}
+		RowStores: []string{}, RowStoresKept: []string{}, StashesKept: []string{}, Orphans: []string{}, Note: PruneNote}
 	items, err := List(h)
 	if err != nil {
 		return p, err
@@ -87,6 +91,9 @@ func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pru
 		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
 	}
 	p.sortRowStores(h.JournalDir(), named)
+	if err := p.keepMentionedStashes(h, kept); err != nil {
+		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
+	}
 	if err := p.addOrphanRowStores(h, cutoff); err != nil {
 		return p, failure.Mark(failure.Data, fmt.Errorf("journal prune: %w", err))
 	}
@@ -96,6 +103,9 @@ func plan(h sessionsjson.Home, now time.Time, olderThan float64, keep int) (*Pru
 	p.Bytes = p.bytes()
 	if len(p.RowStoresKept) > 0 {
 		p.Note += "; kept, as a kept journal still names them (its undo reads the rows there): " + strings.Join(p.RowStoresKept, ", ")
+	}
+	if len(p.StashesKept) > 0 {
+		p.Note += "; kept, as a kept journal's files point into them (its undo moves them there): " + strings.Join(p.StashesKept, ", ")
 	}
 	return p, nil
 }
@@ -138,6 +148,34 @@ func (p *Pruned) addOrphanRowStores(h sessionsjson.Home, cutoff time.Time) error
 	return nil
 }
 
+// keepMentionedStashes sets StashesKept: the stashes of the journals p removes that a kept
+// journal (kept: file names) mentions.
+func (p *Pruned) keepMentionedStashes(h sessionsjson.Home, kept map[string]bool) error {
+	var names []string
+	for _, it := range p.Journals {
+		if fi, err := os.Lstat(journal.StashDir(it.Path)); err == nil && fi.IsDir() {
+			names = append(names, filepath.Base(journal.StashDir(it.Path)))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	dir, entries, err := journal.JournalEntries(h)
+	if err != nil {
+		return err
+	}
+	mentioned, err := journal.Mentioned(dir, entries, names, func(name string) bool { return kept[name] })
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if mentioned[n] {
+			p.StashesKept = append(p.StashesKept, filepath.Join(dir, n))
+		}
+	}
+	return nil
+}
+
 // addOrphanStashes adds to Orphans the stash directories and temporary files no journal names
 // (journal.OrphanStashes) last modified before cutoff. The stashes of the journals p removes
 // are not among them: their journals still name them.
@@ -163,6 +201,9 @@ func (p *Pruned) bytes() int64 {
 	var n int64
 	for _, it := range p.Journals {
 		n += it.Bytes - max(fileSize(journal.RowStorePath(it.Path)), 0) // Item.Bytes counts its own store
+		if slices.Contains(p.StashesKept, journal.StashDir(it.Path)) {
+			n -= Bytes(journal.StashDir(it.Path))
+		}
 	}
 	for _, store := range p.RowStores {
 		n += fileSize(store)
@@ -195,6 +236,9 @@ func removeAll(h sessionsjson.Home, p *Pruned) (repair.Outcome, *Pruned, error) 
 			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
 		}
 		done.Changes = append(done.Changes, planned[i])
+		if slices.Contains(p.StashesKept, journal.StashDir(it.Path)) {
+			continue
+		}
 		if err := os.RemoveAll(journal.StashDir(it.Path)); err != nil {
 			return done, p, &repair.Incomplete{Outcome: done, Err: fmt.Errorf("journal prune: %w", err)}
 		}
