@@ -52,6 +52,9 @@ func runJournalList(c *cli.Context) error {
 		if it.Undone {
 			undone = "undone by " + filepath.Base(it.UndoneBy)
 		}
+		if it.Pending { // an undo stopped part-way: the journal it reverts is not undone yet
+			undone = "stopped part-way (its undo of " + filepath.Base(it.Undoes) + ")"
+		}
 		if it.Error != "" {
 			undone = "unreadable: " + it.Error
 		}

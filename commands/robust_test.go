@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -1055,6 +1056,97 @@ func TestRobustRoutingWriteKeepsOtherWriter(t *testing.T) {
 	}
 	if js := journals(t, home); len(js) != 0 {
 		t.Errorf("journals %v, want none", js)
+	}
+}
+
+// hotJournalCopy returns a home copied from gen whose state.db carries a hot rollback journal
+// (a copy taken while another connection was in the middle of a write), after stmts ran and
+// committed first.
+func hotJournalCopy(t *testing.T, gen string, stmts ...string) string {
+	t.Helper()
+	src := fixtureHome(t, gen)
+	execSQL(t, filepath.Join(src, "state.db"), stmts...)
+	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(src, "state.db"), "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"PRAGMA cache_size = 1", "BEGIN IMMEDIATE", "UPDATE sessions SET input_tokens = input_tokens + 1"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "home")
+	if err := copyTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "state.db-journal")); err != nil {
+		t.Fatalf("no journal in the copy: %v", err)
+	}
+	return dst
+}
+
+// TestRobustRecoverOnlyWhereWritten: the rollback of a hot journal before an --apply run is
+// left alone where the run is refused anyway — a schema sessionctl does not write — so that a
+// refused run changes nothing and creates nothing (found by a review: state.db was rolled
+// back, and sessionctl/lock created, before the run refused the schema).
+func TestRobustRecoverOnlyWhereWritten(t *testing.T) {
+	home := hotJournalCopy(t, "r0817-481156139", "UPDATE schema_version SET version = 99")
+	before := exactSnapshot(t, home)
+	code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "finalize-orphans", "--apply")
+	if code != ExitData || strings.Contains(stderr, "rolled it back") {
+		t.Errorf("finalize-orphans: exit %d, stderr %s; want 4, nothing rolled back", code, stderr)
+	}
+	if after := exactSnapshot(t, home); !maps.Equal(after, before) {
+		t.Errorf("a refused run changed the home")
+	}
+	assertNothingCreated(t, "finalize-orphans", home, before)
+}
+
+// TestRobustRecoverLeavesLiveWriter: a rollback journal of a transaction another process has
+// under way (it holds the write lock) is not taken for one left behind: the run says nothing
+// of a rollback, waits for the writer, and goes on (found by a review: it reported rolling
+// back what the other process then committed).
+func TestRobustRecoverLeavesLiveWriter(t *testing.T) {
+	home := fixtureHome(t, "r0817-481156139")
+	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"PRAGMA cache_size = 1", "BEGIN IMMEDIATE", "UPDATE sessions SET input_tokens = input_tokens + 1"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	cmd := childCmd(t, 0, "--home", home, "--now", fixtureNow, "finalize-orphans", "--apply")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != ExitOK || strings.Contains(stderr.String(), "rolled") || strings.Contains(stderr.String(), "mid-transaction") {
+		t.Errorf("finalize-orphans beside a live writer: exit %d, stderr %s", code, stderr.String())
 	}
 }
 

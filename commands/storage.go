@@ -131,10 +131,7 @@ func runUndoRestore(c *cli.Context, o *options, path string, j *journal.Journal)
 // runRestore opens the home as a restore needs it (a state.db SQLite cannot read is what it
 // replaces) and runs it, --apply refused on a home sessionctl may not write.
 func runRestore(c *cli.Context, o *options, run func(*home.Home, bool) (repair.Outcome, lined, error)) error {
-	if c.Bool("apply") {
-		home.RecoverInterrupted(c.Context, o.Options)
-	}
-	h, err := storage.OpenHome(c.Context, o.Options)
+	h, err := storage.OpenHome(c.Context, o.Options, c.Bool("apply"))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"path/filepath"
 )
 
 // journalMagic starts the header of a rollback journal that holds a transaction's
@@ -53,12 +54,14 @@ func (interruptedOpen) Is(target error) bool { return target == ErrInterrupted |
 
 // Recover rolls back the transaction a failed write left in path's hot rollback journal
 // (ErrInterrupted), as SQLite does at any read-write open that reads: the gateway's start
-// would do the same. It reports whether it did; nothing is done when there is no hot journal.
-// SQLite rolls a journal back only when no connection holds the database's write lock, so
-// a transaction another process has under way is never touched. A journal still there
-// afterwards (the fault that stopped the write stops its rollback) is ErrInterrupted.
+// would do the same. It reports whether it did. It does nothing when there is no hot journal,
+// while another process holds the database's write lock (a transaction under way, not one
+// left behind: SQLite would not roll it back either), when the schema the file holds (read
+// with the journal ignored) is one sessionctl does not write, or when the runtime's write
+// guards refuse (CheckWriteSafety). A journal still there afterwards (the fault that stopped
+// the write stops its rollback) is ErrInterrupted.
 func Recover(ctx context.Context, path string) (bool, error) {
-	if !hotJournal(path) {
+	if !CanRecover(ctx, path) {
 		return false, nil
 	}
 	db, err := OpenWrite(ctx, path)
@@ -72,4 +75,27 @@ func Recover(ctx context.Context, path string) (bool, error) {
 		return false, ErrInterrupted
 	}
 	return true, nil
+}
+
+// CanRecover reports whether Recover would roll a hot journal of path back: there is one, no
+// other process is writing, and sessionctl may write the file. It writes nothing.
+func CanRecover(ctx context.Context, path string) bool {
+	return hotJournal(path) && !writeLocked(path) && mayRecover(ctx, path)
+}
+
+// mayRecover reports whether sessionctl may write the database at path: its schema, read
+// as the main file holds it (immutable: the hot journal ignored), is one it writes, and the
+// runtime's write guards allow a write.
+func mayRecover(ctx context.Context, path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil || CheckWriteSafety(abs) != nil {
+		return false
+	}
+	q, err := sql.Open("sqlite", dsn(abs, false, true))
+	if err != nil {
+		return false
+	}
+	defer q.Close()
+	s, err := inspect(ctx, q)
+	return err == nil && s.Known && !s.Intermediate
 }

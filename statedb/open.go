@@ -236,6 +236,13 @@ func (c *openCounts) add(path string) bool {
 	return c.n[path] == 1
 }
 
+// open reports whether this process has a connection to path.
+func (c *openCounts) open(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[path] > 0
+}
+
 // done counts a connection to path closed (or never opened).
 func (c *openCounts) done(path string) {
 	c.mu.Lock()

@@ -711,19 +711,22 @@ func acquireWaiting(ctx context.Context, h sessionsjson.Home, wait time.Duration
 // rolled back first, by SQLite's own recovery, as the gateway's next start would do. Without
 // it no sessionctl write, undo included, could open the home until something else opened it
 // read-write. It is left alone where the run would be refused before reading the database —
-// a gateway runs (it recovers the file itself), another sessionctl holds the lock — and a
+// a gateway runs (it recovers the file itself), another sessionctl holds the lock, the schema
+// is one sessionctl does not write, the runtime's guards refuse (statedb.Recover) — and a
 // recovery that fails is left to the open that follows, which reports it.
 func RecoverInterrupted(ctx context.Context, o Options) {
-	if o.Home.Validate() != nil || !statedb.Interrupted(o.Home.StateDB()) || sessionsjson.DetectGateway(o.Home).Running {
+	if o.Home.Validate() != nil || !statedb.Interrupted(o.Home.StateDB()) || sessionsjson.DetectGateway(o.Home).Running ||
+		!statedb.CanRecover(ctx, o.Home.StateDB()) { // before the lock: a refused run creates nothing
 		return
 	}
+	o.LockWait = 0 // a run that waits for the lock does so once, on its own
 	release, err := Lock(ctx, o)
 	if err != nil {
 		return
 	}
 	defer release()
 	if rolled, err := statedb.Recover(ctx, o.Home.StateDB()); rolled {
-		o.Warnf("state.db was left mid-transaction by an earlier write that failed part-way: rolled it back (SQLite's recovery, as the gateway's next start does) before this run")
+		o.Warnf("state.db held a transaction its writer never finished (a write that failed or was killed left its rollback journal): rolled it back, as SQLite's recovery at the gateway's next start would, before this run")
 	} else if err != nil {
 		o.Warnf("state.db was left mid-transaction and could not be rolled back: %v", err)
 	}

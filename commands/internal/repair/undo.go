@@ -98,8 +98,8 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return finishUndoers(ctx, r, path, j, Outcome{}) // every row was at its before-image already: nothing to undo
 	}
 	res.Applied, res.Journals = true, []string{undoPath}
-	if err != nil { // the undo journal stays pending: undo --last takes this journal again
-		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (finish it with `sessionctl undo %s --apply` or `undo --last --apply`)", err, absPath(path))}
+	if err != nil { // the undo journal stays pending: the journal it reverts is not undone
+		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (finish it with `sessionctl undo %s --apply`)", err, absPath(path))}
 	}
 	if err := journal.Finish(undoPath, inv); err != nil {
 		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))

@@ -25,8 +25,12 @@ var ErrGatewayRunning = errors.New("a gateway is running (stop it first)")
 
 // OpenHome opens the home for restore and its undo: as home.Database, and when its state.db
 // cannot be read as a database (corrupt, zeroed) with h.DBErr set instead of failing — a
-// restore is what mends such a home.
-func OpenHome(ctx context.Context, o home.Options) (*home.Home, error) {
+// restore is what mends such a home. With apply, an interrupted write's hot journal is
+// rolled back first (home.RecoverInterrupted).
+func OpenHome(ctx context.Context, o home.Options, apply bool) (*home.Home, error) {
+	if apply { // a restore or its undo that writes rolls back what an interrupted write left
+		home.RecoverInterrupted(ctx, o)
+	}
 	h, err := home.Open(ctx, o, home.Database)
 	if !errors.Is(err, statedb.ErrCorrupt) {
 		return h, err

@@ -518,7 +518,7 @@ func TestRestoreOverCorrupt(t *testing.T) {
 	if _, err := home.Open(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "restore"}, home.Database); !errors.Is(err, statedb.ErrCorrupt) {
 		t.Fatalf("the zeroed home opens: %v", err)
 	}
-	h, err := OpenHome(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "restore", Warn: func(string, ...any) {}})
+	h, err := OpenHome(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "restore", Warn: func(string, ...any) {}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +535,7 @@ func TestRestoreOverCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err = OpenHome(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "undo", Warn: func(string, ...any) {}})
+	h, err = OpenHome(ctx, home.Options{Home: sessionsjson.Home{Dir: dir}, Clock: fixtureNow, Command: "undo", Warn: func(string, ...any) {}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
