@@ -822,6 +822,9 @@ func TestRobustDiskFullRollbackJournal(t *testing.T) {
 	if code != ExitData || !strings.Contains(stderr, "mid-transaction") {
 		t.Errorf("status on the interrupted home: exit %d, stderr %s", code, stderr)
 	}
+	if _, stdout, _ := runChild(t, 0, "--home", home, "--now", fixtureNow, "check"); !strings.Contains(stdout, "ERROR db.interrupted state.db") || strings.Contains(stdout, "db.corrupt") {
+		t.Errorf("check on the interrupted home calls it other than db.interrupted:\n%s", stdout)
+	}
 	assertIntegrity(t, db) // a read-write open: SQLite rolls the transaction back
 	if after := snapshotHome(t, home)["state.db"]; after != dbBefore {
 		t.Errorf("state.db after the rollback differs from before")
@@ -1117,6 +1120,7 @@ func TestRobustRecoverOnlyWhereWritten(t *testing.T) {
 // of a rollback, waits for the writer, and goes on (found by a review: it reported rolling
 // back what the other process then committed).
 func TestRobustRecoverLeavesLiveWriter(t *testing.T) {
+	t.Parallel()
 	home := fixtureHome(t, "r0817-481156139")
 	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "rw"))
 	if err != nil {
@@ -1140,7 +1144,7 @@ func TestRobustRecoverLeavesLiveWriter(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(6 * time.Second) // past a read's busy timeout: the open waits, as for any busy database
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
 	}

@@ -29,16 +29,24 @@ func WriteFileAtomic(path string, data []byte, tmpPattern string) error {
 // buffer), so that a large file can be streamed to the temp file instead of being built in
 // memory first.
 func WriteFileAtomicFrom(path, tmpPattern string, write func(io.Writer) error) error {
+	return WriteFileAtomicIf(path, tmpPattern, write, nil)
+}
+
+// WriteFileAtomicIf is WriteFileAtomicFrom with a last check: ok, when not nil, runs once the
+// temp file is written and synced, just before the rename; its error leaves the target as it
+// is (the temp file removed) and is returned. A writer that replaces the target without a
+// lock can be told from this one no later than that.
+func WriteFileAtomicIf(path, tmpPattern string, write func(io.Writer) error, ok func() error) error {
 	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
 		buf := bufio.NewWriterSize(w, 1<<20)
 		if err := write(buf); err != nil {
 			return err
 		}
 		return buf.Flush()
-	})
+	}, ok)
 }
 
-func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error {
+func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error, ok ...func() error) error {
 	target, err := realPath(path)
 	if err != nil {
 		return err
@@ -52,6 +60,15 @@ func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error
 		return fmt.Errorf("write %s: %w", target, err)
 	}
 	FaultPoint(FaultAfterTempSync)
+	for _, check := range ok {
+		if check == nil {
+			continue
+		}
+		if err := check(); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("write %s: %w", target, err)
+		}
+	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", target, err)

@@ -80,7 +80,7 @@ func Recover(ctx context.Context, path string) (bool, error) {
 // CanRecover reports whether Recover would roll a hot journal of path back: there is one, no
 // other process is writing, and sessionctl may write the file. It writes nothing.
 func CanRecover(ctx context.Context, path string) bool {
-	return hotJournal(path) && !writeLocked(path) && mayRecover(ctx, path)
+	return hotJournal(path) && !writeLocked(path, 0) && mayRecover(ctx, path)
 }
 
 // mayRecover reports whether sessionctl may write the database at path: its schema, read

@@ -84,18 +84,16 @@ func open(ctx context.Context, path string, write bool) (db *DB, err error) {
 	}
 	sqldb.SetMaxOpenConns(1)
 	db = &DB{sql: sqldb, path: abs, writable: write}
-	if write { // the runtime's writable open waits out a busy database too (8da8a7887)
-		var slept time.Duration
-		err = patiently(ctx, func() (err error) {
-			db.schema, err = inspect(ctx, sqldb)
-			return err
-		}, &slept)
-	} else {
+	// The runtime's open waits out a busy database (8da8a7887); so does a read here: a writer
+	// spilling its cache holds the file for a while.
+	var slept time.Duration
+	err = patiently(ctx, func() (err error) {
 		db.schema, err = inspect(ctx, sqldb)
-	}
+		return err
+	}, &slept)
 	if err != nil {
 		_ = sqldb.Close()
-		if !write && hotJournal(abs) {
+		if !write && hotJournal(abs) && !writeLocked(abs, 1) { // a writer under way is busy, not interrupted
 			err = interruptedOpen{}
 		}
 		return nil, fmt.Errorf("open state.db %s: %w", path, err)
@@ -236,11 +234,11 @@ func (c *openCounts) add(path string) bool {
 	return c.n[path] == 1
 }
 
-// open reports whether this process has a connection to path.
-func (c *openCounts) open(path string) bool {
+// count is how many connections to path this process counts.
+func (c *openCounts) count(path string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.n[path] > 0
+	return c.n[path]
 }
 
 // done counts a connection to path closed (or never opened).

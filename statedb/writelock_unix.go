@@ -14,11 +14,12 @@ const reservedByte = 0x40000001
 
 // writeLocked reports whether another process holds the write lock of the database at path
 // (SQLite's RESERVED lock): a transaction is under way there. The probe opens the file, so it
-// runs only while this process has no connection to it (a close would drop that
-// connection's locks): with one, the answer is yes, and nothing is touched.
-func writeLocked(path string) bool {
+// runs only while this process has no open connection to it but the ours counted and already
+// closed (a close would drop an open connection's locks): with one, the answer is yes, and
+// nothing is touched.
+func writeLocked(path string, ours int) bool {
 	abs, err := filepath.Abs(path)
-	if err != nil || connections.open(abs) {
+	if err != nil || connections.count(abs) > ours {
 		return true
 	}
 	f, err := os.Open(abs)

@@ -12,7 +12,7 @@ import (
 
 func database(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 	if errors.Is(h.DBErr, statedb.ErrInterrupted) { // a hot journal, not damage: let SQLite roll it back
-		return []Finding{{DBCorrupt, Error, "state.db", oneLine(h.DBErr) + "; do not delete state.db-journal: it holds the bytes that put state.db back; the checks above ran without it"}}, nil
+		return []Finding{{DBInterrupted, Error, "state.db", oneLine(h.DBErr) + "; the next sessionctl --apply rolls it back too; do not delete state.db-journal: it holds the bytes that put state.db back; the checks above ran without it"}}, nil
 	}
 	if h.DBErr != nil {
 		return []Finding{{DBCorrupt, Error, "state.db", oneLine(h.DBErr) + ": every command that reads it fails; stop every Hermes process, back up state.db and restore it from a backup (or run `hermes sessions repair`); the checks above ran without it"}}, nil

@@ -93,6 +93,7 @@ const (
 	DBDeletedHolder           ID = "db.deleted-holder"
 	JournalOrphanRowStore     ID = "journal.orphan-row-store"
 	JournalOrphanStash        ID = "journal.orphan-stash"
+	DBInterrupted             ID = "db.interrupted"
 	GatewayRunning            ID = "gateway.running"
 	StartPreviewUnknown       ID = "start.preview-unknown"
 	MaintainRoutingSkipped    ID = "maintain.routing-skipped"
@@ -140,7 +141,7 @@ var All = []ID{
 	MaintainWritesRefused, MaintainStepRefused, MaintainCompactSkipped, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches, TranscriptsKept,
 	PruneLocked, PruneLeased, PruneUnsafeID,
-	DBDeletedHolder, JournalOrphanRowStore, JournalOrphanStash, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
+	DBDeletedHolder, JournalOrphanRowStore, JournalOrphanStash, DBInterrupted, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
 }
 
 // FailOn is the level of findings that fails a run.

@@ -308,12 +308,10 @@ func (a *routingApplier) spliced(planned []plannedEntry) (*sessionsjson.Document
 // writes the same bytes.
 func (a *routingApplier) writeJSON(doc *sessionsjson.Document) (changed bool, err error) {
 	h := a.r.H
-	if err := h.Mirror.Unchanged(h.Opts.Home.SessionsJSON()); err != nil {
-		return false, fmt.Errorf("write sessions.json: %w", err)
-	}
-	err = sessionsjson.WriteFileAtomicFrom(h.Opts.Home.SessionsJSON(), ".sessions_*.tmp", func(w io.Writer) error {
+	path := h.Opts.Home.SessionsJSON()
+	err = sessionsjson.WriteFileAtomicIf(path, ".sessions_*.tmp", func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
-	})
+	}, func() error { return h.Mirror.Unchanged(path) }) // just before the rename: another writer's file is kept
 	h.Mirror.Read, _ = os.Stat(h.Opts.Home.SessionsJSON()) // the file as this run left it
 	if err != nil {
 		return errors.Is(err, sessionsjson.ErrNotDurable), fmt.Errorf("write sessions.json: %w", err)
