@@ -1018,20 +1018,8 @@ func TestRobustControlCharactersEscaped(t *testing.T) {
 func TestRobustRoutingWriteKeepsOtherWriter(t *testing.T) {
 	home := fixtureHome(t, genDB)
 	const key = "agent:main:slack:dm:D043095675"
-	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "rw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	conn := connTo(t, home, "BEGIN IMMEDIATE")
 	cmd := childCmd(t, 0, "--home", home, "--now", fixtureNow, "suspend", key, "--apply")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -1062,6 +1050,35 @@ func TestRobustRoutingWriteKeepsOtherWriter(t *testing.T) {
 	}
 }
 
+// connTo opens a connection of this process to home's state.db, runs stmts on it, and closes
+// it when the test ends: another writer of the database.
+func connTo(t *testing.T, home string, stmts ...string) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return conn
+}
+
+// midWrite is connTo in the middle of a write whose pages went to state.db already (a one-page
+// cache spills them), its rollback journal beside it.
+func midWrite(t *testing.T, home string) *sql.Conn {
+	t.Helper()
+	return connTo(t, home, "PRAGMA cache_size = 1", "BEGIN IMMEDIATE", "UPDATE sessions SET input_tokens = input_tokens + 1")
+}
+
 // hotJournalCopy returns a home copied from gen whose state.db carries a hot rollback journal
 // (a copy taken while another connection was in the middle of a write), after stmts ran and
 // committed first.
@@ -1069,22 +1086,8 @@ func hotJournalCopy(t *testing.T, gen string, stmts ...string) string {
 	t.Helper()
 	src := fixtureHome(t, gen)
 	execSQL(t, filepath.Join(src, "state.db"), stmts...)
-	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(src, "state.db"), "rw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, q := range []string{"PRAGMA cache_size = 1", "BEGIN IMMEDIATE", "UPDATE sessions SET input_tokens = input_tokens + 1"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	conn := midWrite(t, src)
 	dst := filepath.Join(t.TempDir(), "home")
 	if err := copyTree(src, dst); err != nil {
 		t.Fatal(err)
@@ -1122,22 +1125,8 @@ func TestRobustRecoverOnlyWhereWritten(t *testing.T) {
 func TestRobustRecoverLeavesLiveWriter(t *testing.T) {
 	t.Parallel()
 	home := fixtureHome(t, "r0817-481156139")
-	db, err := sql.Open("sqlite", sqliteURI(filepath.Join(home, "state.db"), "rw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, q := range []string{"PRAGMA cache_size = 1", "BEGIN IMMEDIATE", "UPDATE sessions SET input_tokens = input_tokens + 1"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	conn := midWrite(t, home)
 	cmd := childCmd(t, 0, "--home", home, "--now", fixtureNow, "finalize-orphans", "--apply")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
