@@ -19,10 +19,6 @@ func hotJournal(path string) bool {
 	return err == nil && bytes.Equal(head, journalMagic)
 }
 
-// Interrupted reports whether the database at path holds a hot rollback journal: a write
-// that failed part-way left it (ErrInterrupted), or one is under way in another connection.
-func Interrupted(path string) bool { return hotJournal(path) }
-
 // settle is called after a write on q failed part-way: a rollback-journal database may then
 // hold a hot journal (state.db partly rewritten). A read through q makes SQLite roll it back,
 // restoring state.db's bytes; if the journal is still there after that, the failed write

@@ -423,7 +423,7 @@ func TestRoutingPage(t *testing.T) {
 }
 
 // TestRoutingTimes: the updated_at of the keys asked, by lookups or by one scan of the scope
-// (past routingTimesLookups keys), the same either way; a key without a row is left out.
+// (past routingLookups keys), the same either way; a key without a row is left out.
 func TestRoutingTimes(t *testing.T) {
 	ctx := context.Background()
 	db := openRO(t, copyDB(t, "r0715-c2a3b9ce5"))
@@ -437,7 +437,7 @@ func TestRoutingTimes(t *testing.T) {
 		keys, want[r.Key] = append(keys, r.Key), r.UpdatedAt
 	}
 	many := append([]string(nil), keys...)
-	for len(many) <= routingTimesLookups {
+	for len(many) <= routingLookups {
 		many = append(many, fmt.Sprint("absent ", len(many)))
 	}
 	for _, ks := range [][]string{keys, many} {

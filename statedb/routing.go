@@ -174,59 +174,65 @@ func (db *DB) UpdateRoutingEntries(ctx context.Context, scope string, entries ma
 }
 
 // RoutingTimes returns the updated_at column of the gateway_routing rows of keys in scope
-// (a key without a row is left out): each looked up by key, or for many keys one scan of the
-// scope.
+// (a key without a row, or with a NULL time, is left out).
 func (db *DB) RoutingTimes(ctx context.Context, scope string, keys []string) (map[string]float64, error) {
 	out := make(map[string]float64, len(keys))
 	if !db.schema.HasGatewayRouting {
 		return out, nil
 	}
-	if len(keys) > routingTimesLookups {
-		return db.scanRoutingTimes(ctx, scope, keys, out)
+	cols, err := routingColumn[sql.NullFloat64](ctx, db.sql, scope, "updated_at", keys)
+	for k, t := range cols {
+		if t.Valid {
+			out[k] = t.Float64
+		}
+	}
+	return out, err
+}
+
+// routingLookups is how many keys routingColumn looks up one by one (about 10 µs each); past
+// it one scan of the scope's rows (about 1 µs a row) costs less.
+const routingLookups = 256
+
+// routingColumn reads column col of the gateway_routing rows of keys in scope through q (a
+// connection, or a write transaction), each looked up by key, or for many keys in one scan of
+// the scope. A key without a row is left out.
+func routingColumn[T sql.NullFloat64 | sql.NullString](ctx context.Context, q querier, scope, col string, keys []string) (map[string]T, error) {
+	out := make(map[string]T, len(keys))
+	if len(keys) > routingLookups {
+		want := make(map[string]bool, len(keys))
+		for _, k := range keys {
+			want[k] = true
+		}
+		rows, err := q.QueryContext(ctx, `SELECT session_key, `+col+` FROM gateway_routing WHERE scope = ?`, scope)
+		if err != nil {
+			return nil, classify("read gateway_routing", err, false)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var v T
+			if err := rows.Scan(&k, &v); err != nil {
+				return nil, classify("read gateway_routing", err, false)
+			}
+			if want[k] {
+				out[k] = v
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, classify("read gateway_routing", err, false)
+		}
+		return out, nil
 	}
 	for _, k := range keys {
-		var t sql.NullFloat64
-		err := db.sql.QueryRowContext(ctx, `SELECT updated_at FROM gateway_routing WHERE scope = ? AND session_key = ?`, scope, k).Scan(&t)
+		var v T
+		err := q.QueryRowContext(ctx, `SELECT `+col+` FROM gateway_routing WHERE scope = ? AND session_key = ?`, scope, k).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {
 			return nil, classify("read gateway_routing", err, false)
 		}
-		if t.Valid {
-			out[k] = t.Float64
-		}
-	}
-	return out, nil
-}
-
-// routingTimesLookups is how many keys RoutingTimes looks up one by one (about 10 µs each);
-// past it one scan of the scope's rows (about 1 µs a row) costs less.
-const routingTimesLookups = 256
-
-// scanRoutingTimes fills out with the updated_at of keys, read in one scan of scope.
-func (db *DB) scanRoutingTimes(ctx context.Context, scope string, keys []string, out map[string]float64) (map[string]float64, error) {
-	want := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		want[k] = true
-	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT session_key, updated_at FROM gateway_routing WHERE scope = ?`, scope)
-	if err != nil {
-		return nil, classify("read gateway_routing", err, false)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k string
-		var t sql.NullFloat64
-		if err := rows.Scan(&k, &t); err != nil {
-			return nil, classify("read gateway_routing", err, false)
-		}
-		if want[k] && t.Valid {
-			out[k] = t.Float64
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify("read gateway_routing", err, false)
+		out[k] = v
 	}
 	return out, nil
 }
@@ -276,17 +282,21 @@ func upsertRouting(ctx context.Context, tx *sql.Tx, scope, key, entry string, no
 // row in between (a gateway sessionctl cannot see) is not overwritten, and the journal's
 // before-image stays true. A difference is ErrConflict.
 func CheckRoutingTx(ctx context.Context, tx *sql.Tx, scope string, expected map[string]*string) error {
-	for key, want := range expected {
-		var got sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT entry_json FROM gateway_routing WHERE scope = ? AND session_key = ?`, scope, key).Scan(&got)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if want != nil {
-				return fmt.Errorf("gateway_routing %q is gone since it was read: %w", key, ErrConflict)
-			}
-		case err != nil:
-			return classify("read gateway_routing", err, false)
-		case want == nil || !got.Valid || got.String != *want:
+	keys := make([]string, 0, len(expected))
+	for k := range expected {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	rows, err := routingColumn[sql.NullString](ctx, tx, scope, "entry_json", keys)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		got, there := rows[key]
+		switch want := expected[key]; {
+		case !there && want != nil:
+			return fmt.Errorf("gateway_routing %q is gone since it was read: %w", key, ErrConflict)
+		case there && (want == nil || !got.Valid || got.String != *want):
 			return fmt.Errorf("gateway_routing %q changed since it was read (another writer: a gateway sessionctl cannot see?): %w", key, ErrConflict)
 		}
 	}

@@ -715,8 +715,8 @@ func acquireWaiting(ctx context.Context, h sessionsjson.Home, wait time.Duration
 // is one sessionctl does not write, the runtime's guards refuse (statedb.Recover) — and a
 // recovery that fails is left to the open that follows, which reports it.
 func RecoverInterrupted(ctx context.Context, o Options) {
-	if o.Home.Validate() != nil || !statedb.Interrupted(o.Home.StateDB()) || sessionsjson.DetectGateway(o.Home).Running ||
-		!statedb.CanRecover(ctx, o.Home.StateDB()) { // before the lock: a refused run creates nothing
+	// decided before the lock: a refused run creates nothing (CanRecover is cheap without a hot journal)
+	if o.Home.Validate() != nil || !statedb.CanRecover(ctx, o.Home.StateDB()) || sessionsjson.DetectGateway(o.Home).Running {
 		return
 	}
 	o.LockWait = 0 // a run that waits for the lock does so once, on its own
