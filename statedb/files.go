@@ -14,28 +14,49 @@ import (
 // _remove_session_files deletes from sessionsDir: <id>.json, <id>.jsonl and
 // request_dump_<id>_*.json. session_<id>.json is not included, nor sessions.json (the
 // routing index, which a session with id "sessions" would name). The directory is read once,
-// however many ids are asked for. An id that is not a safe file name (UnsafeFileID) has no
-// files: the runtime's pattern would reach a path outside sessionsDir, another file of it, or
-// none at all, and its row is the runtime's business, not its files. A missing directory has
-// no files.
+// however many ids are asked for (ListTranscriptDir, then TranscriptDir.Files). An id that is
+// not a safe file name (UnsafeFileID) has no files: the runtime's pattern would reach a path
+// outside sessionsDir, another file of it, or none at all, and its row is the runtime's
+// business, not its files. A missing directory has no files.
 func TranscriptFiles(sessionsDir string, ids []string) (map[string][]string, error) {
+	d, err := ListTranscriptDir(sessionsDir)
+	if err != nil {
+		return nil, err
+	}
+	return d.Files(ids), nil
+}
+
+// TranscriptDir is one listing of a sessions directory, read before the ids whose
+// transcripts it holds are known (a repair lists it while its candidate scan runs).
+type TranscriptDir struct {
+	dir   string
+	names []string
+}
+
+// ListTranscriptDir reads the names in sessionsDir once; a missing directory holds none.
+func ListTranscriptDir(sessionsDir string) (TranscriptDir, error) {
+	names, err := readDirNames(sessionsDir)
+	if err != nil {
+		return TranscriptDir{}, fmt.Errorf("transcript files: %w", err)
+	}
+	return TranscriptDir{dir: sessionsDir, names: names}, nil
+}
+
+// Files returns, for each id, its transcript files in the listing, as TranscriptFiles does.
+func (d TranscriptDir) Files(ids []string) map[string][]string {
 	wanted := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if UnsafeFileID(id) == "" {
 			wanted[id] = true
 		}
 	}
-	names, err := readDirNames(sessionsDir)
-	if err != nil {
-		return nil, fmt.Errorf("transcript files: %w", err)
-	}
 	out := make(map[string][]string, len(ids))
-	for _, name := range names {
+	for _, name := range d.names {
 		if id, ok := transcriptOwner(name, wanted); ok {
-			out[id] = append(out[id], filepath.Join(sessionsDir, name))
+			out[id] = append(out[id], filepath.Join(d.dir, name))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // MaxFileIDBytes is the longest id that can name a file: NAME_MAX, 255 bytes.

@@ -239,7 +239,7 @@ func CheckDirWritable(dir string) error {
 // those kept instead of finding out after its report.
 func Unmovable(paths []string) (movable, pinnedFiles []string) {
 	for _, p := range paths {
-		if fi, err := os.Lstat(p); (err == nil && !fi.Mode().IsRegular()) || pinned(p) {
+		if unmovable(p) {
 			pinnedFiles = append(pinnedFiles, p)
 		} else {
 			movable = append(movable, p)

@@ -2,6 +2,12 @@
 
 package statedb
 
-// pinned is false where the file attributes that stop a rename are not read (see
-// pinned_linux.go): a move that fails there is reported after the run, on stderr.
-func pinned(string) bool { return false }
+import "os"
+
+// unmovable reports whether the file at path (not followed) exists and is not a regular
+// file. The attributes that stop a rename are read on Linux only (pinned_linux.go): a move
+// that fails here for one of them is reported after the run, on stderr.
+func unmovable(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && !fi.Mode().IsRegular()
+}

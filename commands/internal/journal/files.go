@@ -109,10 +109,12 @@ func Stash(files []FileImage, warn func(string, ...any)) {
 		warn("stash: %v: the files stay where they were", err)
 		return
 	}
+	mover := openDirMover(filepath.Dir(files[0].Path), stash)
+	defer mover.close()
 	for _, f := range files {
 		err := fs.ErrExist
 		if fresh {
-			err = os.Rename(f.Path, f.BeforeStash)
+			err = mover.move(f.Path, f.BeforeStash)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			err = MoveFile(f.Path, f.BeforeStash)

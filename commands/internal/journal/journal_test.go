@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -462,5 +464,54 @@ func TestAbsentImage(t *testing.T) {
 	inv := got.Inverse()
 	if inv.Routing[0].Before != nil || string(bytes.Join(bytes.Fields(inv.Routing[0].After), nil)) != `{"a":1}` {
 		t.Errorf("inverse: %q → %q", inv.Routing[0].Before, inv.Routing[0].After)
+	}
+}
+
+// TestDirMover: a file of the mover's source directory goes by name into its target (on Linux
+// through the two directory descriptors), a file from elsewhere by path; a missing file is
+// fs.ErrNotExist, and a move to another filesystem (when /dev/shm is one) is CrossDevice, for
+// Stash to skip the one and copy the other.
+func TestDirMover(t *testing.T) {
+	from, to, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(from, "a.jsonl"), filepath.Join(elsewhere, "b.json")} {
+		if err := os.WriteFile(p, []byte(filepath.Base(p)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := openDirMover(from, to)
+	defer m.close()
+	if runtime.GOOS == "linux" && m.from < 0 {
+		t.Fatal("the directories were not opened")
+	}
+	for _, name := range []string{"a.jsonl", "b.json"} {
+		src := filepath.Join(from, name)
+		if name == "b.json" {
+			src = filepath.Join(elsewhere, name)
+		}
+		if err := m.move(src, filepath.Join(to, name)); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(filepath.Join(to, name)); err != nil || string(data) != name {
+			t.Fatalf("%s: moved %q, %v", name, data, err)
+		}
+		if _, err := os.Lstat(src); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s still in place: %v", src, err)
+		}
+	}
+	if err := m.move(filepath.Join(from, "gone.json"), filepath.Join(to, "gone.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v, want ErrNotExist", err)
+	}
+	shm, err := os.MkdirTemp("/dev/shm", "sessionctl-test-")
+	if err != nil {
+		return
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	if err := os.WriteFile(filepath.Join(from, "c.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	far := openDirMover(from, shm)
+	defer far.close()
+	if err := far.move(filepath.Join(from, "c.json"), filepath.Join(shm, "c.json")); err != nil && !sessionsjson.CrossDevice(err) {
+		t.Fatalf("move across filesystems: %v, want a cross-device error", err)
 	}
 }

@@ -183,9 +183,14 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if r.Apply {
 		return applyPrune(ctx, r, minAge)
 	}
+	listing := listAsync(r.H.Opts.Home.SessionsDir())
 	ghosts, err := r.H.DB.GhostCandidates(ctx, r.H.Opts.Clock.Unix, minAge)
+	listed := <-listing
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
+	}
+	if listed.err != nil {
+		return Outcome{}, failure.Mark(failure.Data, listed.err)
 	}
 	var deletable []statedb.Session
 	for _, g := range ghosts {
@@ -193,10 +198,7 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			deletable = append(deletable, g.Session)
 		}
 	}
-	transcripts, err := statedb.TranscriptFiles(r.H.Opts.Home.SessionsDir(), sessionIDs(deletable))
-	if err != nil {
-		return Outcome{}, failure.Mark(failure.Data, err)
-	}
+	transcripts := listed.dir.Files(sessionIDs(deletable))
 	globs, err := globFindings(r.H.Opts.Home.SessionsDir(), sessionIDs(deletable), transcripts)
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
@@ -297,13 +299,17 @@ func ghostIDs(ghosts []statedb.Ghost, kept bool) []string {
 // applyPrune deletes the ghosts in transactions of at most BatchRows rows, each with its own
 // journal. The candidates are read first, without the write lock; each batch checks its
 // share of them again under the lock (statedb.Batch), so the lock is not held for a scan of
-// the table.
+// the table. The sessions directory is listed while that scan runs, and its files are
+// checked for a move (movable) while the first batch runs: its journal waits for them.
 func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err := r.checkDBWrite(ctx, pruneWrite); err != nil {
 		return Outcome{}, err
 	}
 	now := r.H.Opts.Clock.Unix
+	dir := r.H.Opts.Home.SessionsDir()
+	listing := listAsync(dir)
 	ghosts, err := r.H.DB.GhostCandidateIDs(ctx, now, minAge)
+	listed := <-listing
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("prune-ghosts: %w", err))
 	}
@@ -313,18 +319,16 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if len(deletable) == 0 {
 		return res, nil
 	}
-	// The sessions directory is listed once, before the write lock: under it each batch only
-	// picks its deleted ghosts' files from this listing.
-	files, err := statedb.TranscriptFiles(r.H.Opts.Home.SessionsDir(), deletable)
+	if listed.err != nil {
+		return Outcome{}, failure.Mark(failure.Data, listed.err)
+	}
+	files := listed.dir.Files(deletable)
+	globs, err := globFindings(dir, deletable, files)
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
-	globs, err := globFindings(r.H.Opts.Home.SessionsDir(), deletable, files)
-	if err != nil {
-		return Outcome{}, failure.Mark(failure.Data, err)
-	}
-	files, kept := r.movable(files)
-	res.Findings = append(res.Findings, kept...)
+	moves := r.movableAsync(files)
+	first := true
 	return r.batches(ctx, deletable, r.batchRows(), res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
@@ -333,15 +337,57 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			pr, err = db.PruneGhosts(ctx, now, minAge, batch, hook)
 			return len(pr.Deleted) > 0, pr.Stats, err
 		}, func(changes []statedb.RowChange) ([]string, error) {
-			transcripts = pick(files, changedSessionIDs(changes, true))
+			transcripts = pick(moves.wait().files, changedSessionIDs(changes, true))
 			return flatten(transcripts), nil
 		})
 		report := pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts)
+		if first { // the files kept in place, reported where the plan reports them
+			report.Findings, first = append(moves.wait().kept, report.Findings...), false
+		}
 		report.Findings = append(report.Findings, leasedGhosts(pr.Leased)...)
 		report.Changes = append(report.Changes, deletedPrompts(pr.Changes)...)
 		report.Findings = append(report.Findings, pickFindings(globs, changedSessionIDs(pr.Changes, true))...)
 		return batchStep{tx, report, pr.Remaining}, err
 	})
+}
+
+// listing is a sessions directory read in the background.
+type listing struct {
+	dir statedb.TranscriptDir
+	err error
+}
+
+// listAsync lists dir in its own goroutine; the caller receives the one listing.
+func listAsync(dir string) <-chan listing {
+	out := make(chan listing, 1)
+	go func() {
+		d, err := statedb.ListTranscriptDir(dir)
+		out <- listing{d, err}
+	}()
+	return out
+}
+
+// pendingMoves is the result of movable, worked out in the background.
+type pendingMoves struct {
+	done  chan struct{}
+	files map[string][]string
+	kept  []check.Finding
+}
+
+// wait returns the moves once they are known.
+func (m *pendingMoves) wait() *pendingMoves {
+	<-m.done
+	return m
+}
+
+// movableAsync runs movable(files) in the background (Run.Close waits for it too).
+func (r *Run) movableAsync(files map[string][]string) *pendingMoves {
+	m := &pendingMoves{done: make(chan struct{})}
+	r.background(func() {
+		defer close(m.done)
+		m.files, m.kept = r.movable(files)
+	})
+	return m
 }
 
 // deletedSessions returns the sessions whose rows changes delete.
