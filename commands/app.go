@@ -30,7 +30,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, s settings) int {
 	state := &runState{}
-	app := newApp(stdout, stderr, s, state)
+	app := newApp(stdoutFor(args, stdout), stderr, s, state)
 	if completing(args) {
 		return completeArgs(ctx, app, args)
 	}
@@ -54,10 +54,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, s setting
 // finish turns a run's error into its exit code, printing the error (unless the output
 // already did) and, under --json, the error envelope when none was printed.
 func finish(ctx context.Context, app *cli.App, args []string, state *runState, err error) int {
-	code := exitCode(ctx, err)
 	if err == nil {
-		return code
+		if err = emitHeldText(app, args, state); err == nil {
+			return exitCode(ctx, nil)
+		}
 	}
+	code := exitCode(ctx, err)
 	if !isReported(err) {
 		fmt.Fprintf(app.ErrWriter, "sessionctl: %s\n", oneLine(err))
 	}

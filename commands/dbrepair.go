@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
@@ -33,7 +34,7 @@ func pruneGhostsCommand() *cli.Command {
 
 // minAgeFlag is --min-age with the runtime's default age for the repair.
 func minAgeFlag(seconds float64, what string) cli.Flag {
-	return &cli.StringFlag{Name: "min-age", Value: formatAge(seconds), Usage: "only " + what + " started more than `D` ago (with a unit: s, m, h, d or w)"}
+	return &cli.StringFlag{Name: "min-age", Value: age.Format(seconds), Usage: "only " + what + " started more than `D` ago (with a unit: s, m, h, d or w)"}
 }
 
 // runDBRepair runs a state.db repair: plan, or with --apply batches under the write lock.

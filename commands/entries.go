@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func entriesCommand() *cli.Command {
 				Usage:     "drop entries not updated for D, suspended ones kept (the gateway's prune_old_entries; undoable)",
 				ArgsUsage: " ",
 				UsageText: "sessionctl entries prune --older-than 30d --apply",
-				Flags: repairFlags(&cli.StringFlag{Name: "older-than", Value: formatAge(sessionsjson.SessionStoreMaxAgeDays * 86400),
+				Flags: repairFlags(&cli.StringFlag{Name: "older-than", Value: age.Format(sessionsjson.SessionStoreMaxAgeDays * 86400),
 					Usage: "entries whose updated_at is older than `D` (session_store_max_age_days)"}),
 				Action: runEntriesPrune,
 			},

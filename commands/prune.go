@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -14,7 +15,7 @@ func pruneCommand() *cli.Command {
 		ArgsUsage: "[D with --never-active]",
 		UsageText: "sessionctl prune --older-than 180d --source cli --apply\nsessionctl prune --never-active 60d",
 		Flags: dbRepairFlags(append([]cli.Flag{forceFlag("with --never-active, delete gateway_routing rows even while a gateway runs (it will likely write them back)"),
-			&cli.StringFlag{Name: "older-than", Value: formatAge(statedb.DefaultRetention), Usage: "sessions older than `D` by the generation's age rule (with a unit: s, m, h, d or w)"},
+			&cli.StringFlag{Name: "older-than", Value: age.Format(statedb.DefaultRetention), Usage: "sessions older than `D` by the generation's age rule (with a unit: s, m, h, d or w)"},
 			&cli.StringFlag{Name: "source", Usage: "only sessions of source `S` (cli, tui, telegram, …)"},
 			&cli.BoolFlag{Name: "never-active", Usage: "instead, open keyed sessions that never had a turn, started over D ago (default 30d), with their gateway_routing rows (r0817)"}},
 			filterFlags("")...)...),
@@ -37,7 +38,7 @@ func runPrune(c *cli.Context) error {
 	case never && c.NArg() == 1:
 		_ = c.Set("older-than", c.Args().First())
 	case never && !c.IsSet("older-than"):
-		_ = c.Set("older-than", formatAge(statedb.NeverActiveAge))
+		_ = c.Set("older-than", age.Format(statedb.NeverActiveAge))
 	}
 	older, err := ageFlag(c, "older-than")
 	if err != nil && never && c.NArg() == 1 { // the D of --never-active D, not an --older-than given
@@ -77,7 +78,7 @@ func filterArgs(c *cli.Context) (args []statedb.FilterArg, replaces bool, err er
 		}
 		v := c.String(f.Flag())
 		a, err := statedb.ParseFilterArg(f.Name, v)
-		if age, aerr := parseAge(v); f.Kind == statedb.FilterTime && aerr == nil {
+		if age, aerr := age.Parse(v); f.Kind == statedb.FilterTime && aerr == nil {
 			a, err = statedb.RelativeFilterArg(f.Name, v, age)
 		}
 		if err != nil {

@@ -2,9 +2,7 @@ package commands
 
 import (
 	"errors"
-	"fmt"
-	"math"
-	"strconv"
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
@@ -35,7 +33,7 @@ func resumeCommand() *cli.Command {
 				Flags: repairFlags(
 					&cli.BoolFlag{Name: "all", Usage: "every entry with resume_pending"},
 					&cli.BoolFlag{Name: "stale", Usage: "markers older than --max-age"},
-					&cli.StringFlag{Name: "max-age", Value: formatAge(repair.StaleMaxAge), Usage: "age `D` for --stale, with a unit: s, m, h, d or w (90m, 1h, 2d)"},
+					&cli.StringFlag{Name: "max-age", Value: age.Format(repair.StaleMaxAge), Usage: "age `D` for --stale, with a unit: s, m, h, d or w (90m, 1h, 2d)"},
 				),
 				Action: runResumeClear,
 			},
@@ -75,90 +73,16 @@ func runResumeClear(c *cli.Context) error {
 	return runRouting(c, o, r, repair.ResumeClear(sel))
 }
 
-// ageUnits are the units of an age, in seconds.
-var ageUnits = map[byte]float64{'s': 1, 'm': 60, 'h': 3600, 'd': 86400, 'w': 7 * 86400}
-
-// errNoUnit is parseAge's error for a bare number: an age needs a unit.
-var errNoUnit = errors.New("a duration needs a unit")
-
-// parseAge parses an age into seconds: a number with a unit, s, m, h, d or w ("90m", "7d",
-// "0.5d", "2w"), or several such ("1h30m"). A bare number ("7") is refused with errNoUnit:
-// seconds or days would both be a guess.
-func parseAge(s string) (float64, error) {
-	if s == "" {
-		return 0, fmt.Errorf("empty: give a duration like 90m, 12h, 7d or 2w")
-	}
-	total := 0.0
-	for rest := s; rest != ""; {
-		n := numberPrefix(rest)
-		if n == 0 {
-			return 0, fmt.Errorf("%q is not a duration like 90m, 12h, 7d or 2w", s)
-		}
-		if n == len(rest) {
-			return 0, errNoUnit
-		}
-		unit, ok := ageUnits[rest[n]]
-		if !ok {
-			return 0, fmt.Errorf("%q: unknown unit %q (use s, m, h, d or w)", s, rest[n:])
-		}
-		v, err := strconv.ParseFloat(rest[:n], 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a duration like 90m, 12h, 7d or 2w", s)
-		}
-		total += v * unit
-		rest = rest[n+1:]
-	}
-	if math.IsInf(total, 0) {
-		return 0, fmt.Errorf("%q is too long", s)
-	}
-	return total, nil
-}
-
-// numberPrefix is the length of the unsigned decimal number (digits, at most one point) that
-// starts s, 0 when none does.
-func numberPrefix(s string) int {
-	digits, point, i := 0, false, 0
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.' && !point:
-			point = true
-		default:
-			if digits == 0 {
-				return 0
-			}
-			return i
-		}
-	}
-	if digits == 0 {
-		return 0
-	}
-	return i
-}
-
 // ageFlag reads the age given to flag name; a bad one is a usage error naming the flag, with
 // the units spelled out when the number lacks one.
 func ageFlag(c *cli.Context, name string) (float64, error) {
 	value := c.String(name)
-	age, err := parseAge(value)
-	if errors.Is(err, errNoUnit) {
+	seconds, err := age.Parse(value)
+	if errors.Is(err, age.ErrNoUnit) {
 		return 0, usagef("--%s %s: %v: %sd, %sh, %sm, %ss or %sw", name, value, err, value, value, value, value, value)
 	}
 	if err != nil {
 		return 0, usagef("--%s: %v", name, err)
 	}
-	return age, nil
-}
-
-// formatAge writes seconds as an age parseAge reads back: whole days from two days on as
-// "7d", whole hours as "24h", else seconds with "s".
-func formatAge(seconds float64) string {
-	switch {
-	case seconds >= 2*86400 && math.Mod(seconds, 86400) == 0:
-		return strconv.FormatFloat(seconds/86400, 'f', -1, 64) + "d"
-	case seconds >= 3600 && math.Mod(seconds, 3600) == 0:
-		return strconv.FormatFloat(seconds/3600, 'f', -1, 64) + "h"
-	}
-	return strconv.FormatFloat(seconds, 'f', -1, 64) + "s"
+	return seconds, nil
 }

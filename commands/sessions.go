@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"strconv"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
@@ -105,7 +106,7 @@ func startBound(c *cli.Context, o *options, name string) (*float64, error) {
 		return nil, nil
 	}
 	value := c.String(name)
-	if age, err := parseAge(value); err == nil {
+	if age, err := age.Parse(value); err == nil {
 		t := o.Clock.Unix - age
 		return &t, nil
 	}

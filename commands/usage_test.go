@@ -60,3 +60,27 @@ func TestNearest(t *testing.T) {
 		t.Errorf("didYouMean: %q", didYouMean("statsu", names))
 	}
 }
+
+// TestAgeFlagNeedsUnit: a bare number given to a duration flag is a usage error whose message
+// names the flag and spells out the units.
+func TestAgeFlagNeedsUnit(t *testing.T) {
+	gens := requireGenerations(t)
+	home := fixtureHome(t, gens[len(gens)-1])
+	for _, args := range [][]string{
+		{"prune-ghosts", "--min-age", "7"},
+		{"finalize-orphans", "--min-age", "7"},
+		{"resume", "clear", "--stale", "--max-age", "7"},
+	} {
+		code, stdout, stderr := runCLI(t, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
+		flag := args[len(args)-2]
+		want := flag + " 7: a duration needs a unit: 7d, 7h, 7m, 7s or 7w"
+		if code != ExitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", args, code, stderr, stdout, ExitUsage, want)
+		}
+	}
+	for _, age := range []string{"36h", "1.5d", "2w", "90m", "600s"} {
+		if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "prune-ghosts", "--min-age", age); code != ExitOK {
+			t.Errorf("prune-ghosts --min-age %s: exit %d: %s", age, code, stderr)
+		}
+	}
+}
