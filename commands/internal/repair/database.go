@@ -341,7 +341,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 			return flatten(transcripts), nil
 		})
 		report := pruneReport(pr.Kept, pr.Children, deletedSessions(pr.Changes), transcripts)
-		if first { // the files kept in place, reported where the plan reports them
+		if first { // the files kept in place, ahead of the first batch's findings (as before the batches ran)
 			report.Findings, first = append(moves.wait().kept, report.Findings...), false
 		}
 		report.Findings = append(report.Findings, leasedGhosts(pr.Leased)...)
@@ -380,12 +380,14 @@ func (m *pendingMoves) wait() *pendingMoves {
 	return m
 }
 
-// movableAsync runs movable(files) in the background (Run.Close waits for it too).
+// movableAsync runs movable(files) in the background (Run.Close waits for it too), on a copy
+// of the home's options: taking the lock replaces r.H meanwhile.
 func (r *Run) movableAsync(files map[string][]string) *pendingMoves {
 	m := &pendingMoves{done: make(chan struct{})}
+	o := r.H.Opts
 	r.background(func() {
 		defer close(m.done)
-		m.files, m.kept = r.movable(files)
+		m.files, m.kept = movableIn(&o, files)
 	})
 	return m
 }
@@ -615,6 +617,11 @@ func (r *Run) applyDB(db *statedb.DB, run func(statedb.CommitHook) (bool, stated
 // attributes stop its move (immutable, append-only), is left out the same way, with a
 // finding of its own.
 func (r *Run) movable(files map[string][]string) (map[string][]string, []check.Finding) {
+	return movableIn(&r.H.Opts, files)
+}
+
+// movableIn is movable for the home of o.
+func movableIn(o *home.Options, files map[string][]string) (map[string][]string, []check.Finding) {
 	n := 0
 	for _, fs := range files {
 		n += len(fs)
@@ -622,7 +629,7 @@ func (r *Run) movable(files map[string][]string) (map[string][]string, []check.F
 	if n == 0 {
 		return files, nil
 	}
-	err := statedb.CheckDirWritable(r.H.Opts.Home.SessionsDir())
+	err := statedb.CheckDirWritable(o.Home.SessionsDir())
 	if err != nil {
 		return nil, []check.Finding{{Check: check.TranscriptsKept, Severity: check.Warn, Subject: "sessions",
 			Message: fmt.Sprintf("%d transcript file(s) of the sessions deleted stay in the sessions directory (%v): the runtime would have deleted them", n, err)}}
@@ -633,7 +640,7 @@ func (r *Run) movable(files map[string][]string) (map[string][]string, []check.F
 		var pinned []string
 		out[id], pinned = statedb.Unmovable(paths)
 		for _, p := range pinned {
-			kept = append(kept, check.Finding{Check: check.TranscriptsKept, Severity: check.Warn, Subject: r.H.Opts.Rel(p),
+			kept = append(kept, check.Finding{Check: check.TranscriptsKept, Severity: check.Warn, Subject: o.Rel(p),
 				Message: "this transcript of a session deleted stays in the sessions directory (it is not a regular file, or it is immutable or append-only): the runtime would have deleted it; remove it by hand if it is no longer wanted"})
 		}
 	}
