@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"github.com/sessionctl/sessionctl/commands/internal/age"
+	"os"
+	"runtime/debug"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
@@ -51,6 +53,9 @@ func runDBRepair(c *cli.Context, command string, run func(context.Context, *repa
 		return err
 	}
 	defer r.Close()
+	if os.Getenv("GOGC") == "" { // little stays live: collect at 5× it (docs/decisions.md, "Collections")
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	if err := repair.DBRepairAvailable(r.H, command); err != nil {
 		return err
 	}
