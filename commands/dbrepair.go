@@ -2,10 +2,10 @@ package commands
 
 import (
 	"context"
-	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"os"
 	"runtime/debug"
 
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/statedb"

@@ -2,10 +2,10 @@ package commands
 
 import (
 	"fmt"
-	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"strings"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"

@@ -2,8 +2,8 @@ package commands
 
 import (
 	"errors"
-	"github.com/sessionctl/sessionctl/commands/internal/age"
 
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"strconv"
 
+	"github.com/sessionctl/sessionctl/commands/internal/age"
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/listout"

@@ -248,6 +248,12 @@ func Unmovable(paths []string) (movable, pinnedFiles []string) {
 	return movable, pinnedFiles
 }
 
+// notRegular reports whether path (not followed) exists and is not a regular file.
+func notRegular(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && !fi.Mode().IsRegular()
+}
+
 // CheckWritable refuses a write (ErrNotWritable) unless this process may read and write
 // state.db, its -wal and -shm (those present) and enter, read and write their directory, as
 // access(2) decides it: the runtime's preflight_db_writability asks the same (os.access), so

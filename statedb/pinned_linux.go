@@ -1,10 +1,6 @@
 package statedb
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // unmovable reports whether the file at path (not followed) is anything but a regular file,
 // or carries the immutable or the append-only attribute (chattr +i / +a), either of which
@@ -18,10 +14,4 @@ func unmovable(path string) bool {
 	}
 	const attrs = unix.STATX_ATTR_IMMUTABLE | unix.STATX_ATTR_APPEND
 	return st.Mode&unix.S_IFMT != unix.S_IFREG || st.Attributes_mask&st.Attributes&attrs != 0
-}
-
-// notRegular reports whether path (not followed) exists and is not a regular file.
-func notRegular(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && !fi.Mode().IsRegular()
 }
