@@ -40,9 +40,7 @@ func commandName(app *cli.App, args []string) string {
 func emitErrorEnvelope(app *cli.App, args []string, state *runState, err error, code int, format listout.Format) error {
 	o := state.opts
 	if o == nil {
-		o = &options{stdout: app.Writer, stderr: app.ErrWriter, state: state}
-		o.Command = commandName(app, args)
-		o.Clock = sessionsjson.ClockFromTime(time.Now())
+		o = bareOptions(app, args, state)
 	}
 	res := result{exitCode: code}
 	var inc *repair.Incomplete
@@ -56,6 +54,13 @@ func emitErrorEnvelope(app *cli.App, args []string, state *runState, err error, 
 		return listout.Line(o.stdout, env)
 	}
 	return emitJSON(o, env)
+}
+
+// bareOptions are the options of a run that ended before resolving its own: command, now.
+func bareOptions(app *cli.App, args []string, state *runState) *options {
+	o := &options{stdout: app.Writer, stderr: app.ErrWriter, state: state}
+	o.Command, o.Clock = commandName(app, args), sessionsjson.ClockFromTime(time.Now())
+	return o
 }
 
 // errorFor is the envelope's error for a run that ended in err with code.

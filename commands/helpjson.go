@@ -3,10 +3,8 @@ package commands
 import (
 	"bytes"
 	"io"
-	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/listout"
-	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -49,11 +47,12 @@ func emitHeldText(app *cli.App, args []string, state *runState) error {
 	if !ok || state.emitted || (j.help.Len() == 0 && !j.version) {
 		return nil
 	}
-	o := &options{stdout: j.Writer, stderr: app.ErrWriter, state: state}
-	o.Command, o.Clock = "version", sessionsjson.ClockFromTime(time.Now())
-	res := result{}
+	o, res := bareOptions(app, args, state), result{}
 	if j.help.Len() > 0 {
-		o.Command, res.data = "help", map[string]string{"topic": commandName(app, args), "text": j.help.String()}
+		res.data = map[string]string{"topic": o.Command, "text": j.help.String()}
+		o.Command = "help"
+	} else {
+		o.Command = "version"
 	}
 	env := newEnvelope(nil, o, res)
 	if listout.Requested(args[1:]) == listout.NDJSON {

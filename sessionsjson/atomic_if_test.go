@@ -13,9 +13,7 @@ import (
 func TestWriteFileAtomicIf(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sessions.json")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, path, "old", 0o644)
 	changed := errors.New("replaced by another writer")
 	write := func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }
 	var sawTemp bool
