@@ -338,26 +338,31 @@ func TestEdgeLoadAndRepair(t *testing.T) {
 	}
 }
 
-// TestEdgeLegacyEntries (item 7): on a v19+ home whose gateway_routing holds rows of this
-// scope, the runtime also imports the sessions.json entries of keys it did not load from the
-// table (gateway/session.py _ensure_loaded_locked at c2a3b9ce5: "Only fills keys the DB didn't
-// provide"; the key must not be in self._entries, so a row from_dict rejected does not count)
-// and acts on them. sessionctl lists them as legacy and edits them in sessions.json, where
-// the runtime's next load reads them; no gateway_routing row is written. On the json-primary
-// generations the same entry is simply an entry of sessions.json.
+// TestEdgeLegacyEntries (issue 29 items 1 and 2; also r0715): on a v19+ home whose
+// gateway_routing holds rows of this scope, the runtime also imports the sessions.json entries
+// of keys it did not load from the table (gateway/session.py _ensure_loaded_locked at
+// c2a3b9ce5 and 481156139: "Only fills keys the DB didn't provide"; a row from_dict rejects,
+// or whose entry_json json.loads rejects, does not count) and acts on them; its save then
+// writes a gateway_routing row with the change. sessionctl lists them as legacy and writes
+// their edit as that save would: the row (replacing the one the load skipped) and the
+// mirror's copy; undo puts the row back as it was (none, or the skipped row's bytes). On the
+// json-primary generations the same entry is simply an entry of sessions.json.
 func TestEdgeLegacyEntries(t *testing.T) {
 	type legacyCase struct {
 		name     string
 		row      func(map[string]any) // the gateway_routing row of the key, nil for none
+		rowRaw   string               // or its entry_json as written
 		mirror   func(map[string]any) // the sessions.json entry
 		skip     string               // the runtime's verdict on the key (r0715)
 		legacyDB bool                 // r0715: listed as legacy
 	}
 	keep := func(map[string]any) {}
 	cases := []legacyCase{
-		{"only in sessions.json", nil, keep, "", true},
-		{"only in sessions.json, skipped there", nil, func(e map[string]any) { e["origin"] = map[string]any{} }, "origin missing platform", true},
-		{"row skipped, sessions.json loads", func(e map[string]any) { e["origin"] = map[string]any{} }, keep, "", true},
+		{"only in sessions.json", nil, "", keep, "", true},
+		{"only in sessions.json, skipped there", nil, "", func(e map[string]any) { e["origin"] = map[string]any{} }, "origin missing platform", true},
+		{"row skipped, sessions.json loads", func(e map[string]any) { e["origin"] = map[string]any{} }, "", keep, "", true},
+		{"row not JSON, sessions.json loads", nil, `{"session_key": `, keep, "", true},
+		{"row not an object, sessions.json loads", nil, `[]`, keep, "", true},
 	}
 	for _, gen := range requireGenerations(t) {
 		for _, c := range cases {
@@ -367,14 +372,18 @@ func TestEdgeLegacyEntries(t *testing.T) {
 				const key = "agent:main:telegram:dm:990001"
 				e := baseEntry(t, gen)
 				c.mirror(e)
+				hasRow := c.row != nil || c.rowRaw != ""
 				if dbPrimary(gen) && c.row != nil {
 					row := baseEntry(t, gen)
 					c.row(row)
 					putEntry(t, home, gen, key, row, rowOnly)
 				}
+				if dbPrimary(gen) && c.rowRaw != "" {
+					putRawRow(t, home, key, c.rowRaw)
+				}
 				putEntry(t, home, gen, key, e, mirrorOnly)
 				wantSkip, wantLegacy := c.skip, c.legacyDB && dbPrimary(gen)
-				if !dbPrimary(gen) && c.name == "row skipped, sessions.json loads" {
+				if !dbPrimary(gen) && hasRow {
 					wantSkip = "" // json-primary: sessions.json is the index; its entry loads
 				}
 				if strings.HasPrefix(gen, "r04") || strings.HasPrefix(gen, "r05") {
@@ -384,7 +393,7 @@ func TestEdgeLegacyEntries(t *testing.T) {
 				if !ok || l.Skip != wantSkip || l.Legacy != wantLegacy {
 					t.Fatalf("entries list: listed %v %+v; want skipped %q, legacy %v", ok, l, wantSkip, wantLegacy)
 				}
-				rowBefore := storedEntry(t, home, gen, key, false)
+				rowBefore := rawRow(t, home, gen, key)
 				code, env := suspendJSON(t, home, key)
 				if wantSkip != "" {
 					if code != ExitOK || env.Applied {
@@ -399,10 +408,10 @@ func TestEdgeLegacyEntries(t *testing.T) {
 					t.Fatalf("sessions.json entry not suspended: %v", got)
 				}
 				if dbPrimary(gen) {
-					if got := storedEntry(t, home, gen, key, false); !jsonEqual(got, rowBefore) {
-						t.Fatalf("gateway_routing row written: %v, was %v", got, rowBefore)
+					if got := storedEntry(t, home, gen, key, false); got["suspended"] != true || got["session_id"] != e["session_id"] {
+						t.Fatalf("gateway_routing row not written from the imported entry: %v", got)
 					}
-					if env.Changes[0].Store != "sessions.json (legacy)" {
+					if env.Changes[0].Store != "gateway_routing" {
 						t.Errorf("change store %q", env.Changes[0].Store)
 					}
 				}
@@ -413,9 +422,42 @@ func TestEdgeLegacyEntries(t *testing.T) {
 				if got := storedEntry(t, home, gen, key, true); got["suspended"] != false {
 					t.Fatalf("undo: sessions.json entry %v", got["suspended"])
 				}
+				if got := rawRow(t, home, gen, key); dbPrimary(gen) && (got == nil) != (rowBefore == nil) || got != nil && *got != *rowBefore {
+					t.Fatalf("undo: gateway_routing row %s, was %s", rowText(got), rowText(rowBefore))
+				}
 			})
 		}
 	}
+}
+
+// putRawRow inserts a gateway_routing row of key holding entryJSON as written.
+func putRawRow(t *testing.T, home, key, entryJSON string) {
+	t.Helper()
+	db := openDB(t, home, "rw")
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO gateway_routing (scope, session_key, entry_json, updated_at) VALUES (?, ?, ?, 1784194000)`,
+		resolvedSessionsDir(home), key, entryJSON); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawRow is the entry_json of key's gateway_routing row as stored, nil without one (or on a
+// json-primary generation).
+func rawRow(t *testing.T, home, gen, key string) *string {
+	t.Helper()
+	if !dbPrimary(gen) {
+		return nil
+	}
+	db := openDB(t, home, "ro")
+	defer db.Close()
+	var raw string
+	err := db.QueryRow(`SELECT entry_json FROM gateway_routing WHERE scope = ? AND session_key = ?`, resolvedSessionsDir(home), key).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return &raw
 }
 
 func jsonEqual(a, b any) bool {
@@ -495,4 +537,11 @@ func TestEdgeLegacyOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+func rowText(s *string) string {
+	if s == nil {
+		return "<none>"
+	}
+	return *s
 }

@@ -24,13 +24,16 @@ type Field struct {
 
 // Skip reasons: why the runtime would not load an entry.
 const (
-	SkipNotObject         = "not an object"
-	SkipAborted           = "aborted: earlier TypeError (r0418–r0525 loader)"
-	SkipOriginPlatform    = "unknown origin platform"
-	SkipOriginNoPlatform  = "origin missing platform"
-	SkipOriginNoChatID    = "origin missing chat_id"
-	SkipOriginNotObject   = "origin not an object"
-	SkipMetadata          = "metadata not a mapping"
+	SkipNotObject        = "not an object"
+	SkipAborted          = "aborted: earlier TypeError (r0418–r0525 loader)"
+	SkipOriginPlatform   = "unknown origin platform"
+	SkipOriginNoPlatform = "origin missing platform"
+	SkipOriginNoChatID   = "origin missing chat_id"
+	SkipOriginNotObject  = "origin not an object"
+	SkipMetadata         = "metadata not a mapping"
+	// SkipInvalidJSON: a gateway_routing row whose entry_json json.loads rejects; the
+	// runtime's load skips the row (and imports the sessions.json entry of its key).
+	SkipInvalidJSON       = "entry_json is not valid JSON"
 	skipTypeErrorSuffix   = " (TypeError: the rest of the file is not loaded)"
 	skipMissingPrefix     = "missing "
 	skipMalformedSuffix   = " malformed"
@@ -176,6 +179,7 @@ type Entry struct {
 	Finalized bool
 
 	typeError   bool
+	unparsed    bool       // raw is not valid JSON (DecodeRow)
 	turnStarted *Timestamp // the active-turn marker's start (r0817), nil without a valid marker
 	raw         []byte     // the value, without surrounding whitespace
 	rules       *Rules
@@ -195,6 +199,19 @@ func DecodeEntry(key string, raw []byte, rules Rules) (*Entry, error) {
 	}
 	return entryFromRaw(key, raw, sharedRules(rules)), nil
 }
+
+// DecodeRow decodes one gateway_routing.entry_json value as the runtime's load takes it: an
+// entry, with Skip set where the runtime skips it, invalid JSON included (SkipInvalidJSON:
+// the entry then keeps the bytes as they are, for journals and undo, and has no fields).
+func DecodeRow(key string, raw []byte, rules Rules) *Entry {
+	if validJSON(raw) != nil {
+		return &Entry{Key: key, raw: raw, rules: sharedRules(rules), Skip: SkipInvalidJSON, unparsed: true}
+	}
+	return entryFromRaw(key, raw, sharedRules(rules))
+}
+
+// Unparsed reports an entry whose bytes are not valid JSON (DecodeRow).
+func (e *Entry) Unparsed() bool { return e.unparsed }
 
 // entryFromRaw builds and evaluates the entry of a valid raw JSON value.
 func entryFromRaw(key string, raw []byte, rules *Rules) *Entry {
@@ -225,7 +242,7 @@ func sharedRules(r Rules) *Rules {
 
 // IsObject reports whether the entry's value is a JSON object.
 func (e *Entry) IsObject() bool {
-	return len(e.raw) > 0 && e.raw[0] == '{'
+	return !e.unparsed && len(e.raw) > 0 && e.raw[0] == '{'
 }
 
 // Fields returns the object's members in order (Python dict semantics for duplicates: first
@@ -290,6 +307,9 @@ func nameIs(k []byte, name string) bool {
 // Raw returns the entry in canonical compact form (no spaces, ASCII only), for journals and
 // comparisons.
 func (e *Entry) Raw() json.RawMessage {
+	if e.unparsed {
+		return bytes.Clone(e.raw)
+	}
 	return compactPy(e.raw)
 }
 
@@ -302,6 +322,9 @@ func (e *Entry) Text() []byte {
 // EncodeEntryJSON encodes the entry like Python json.dumps(entry) with default separators:
 // the gateway_routing.entry_json form (the runtime uses asciiOnly = true).
 func EncodeEntryJSON(e *Entry, asciiOnly bool) []byte {
+	if e.unparsed {
+		return bytes.Clone(e.raw)
+	}
 	return dumpsFormatter(asciiOnly).value(nil, e.raw, 0)
 }
 
@@ -332,8 +355,11 @@ func (e *Entry) Set(field string, value any) (*Entry, error) {
 // NormalisePlatform: "Telegram", "slack ") is written lower-case and stripped, at the top
 // level and in origin (SessionSource.to_dict); and it writes "origin" only when the entry has
 // one (`if self.origin:`), so an origin the runtime loaded as none ({} before r0703, any
-// non-dict from r0703) is dropped. A value the runtime does not resolve is kept: sessionctl
-// cannot see plugin platforms a user installed. An entry the runtime skips is returned as it
+// non-dict from r0703) is dropped. A top-level platform the runtime does not resolve is
+// written null (`self.platform.value if self.platform else None`, every generation) when the
+// entry has an origin the runtime loads (whose platform it resolves); without one the value
+// is kept: sessionctl cannot see plugin platforms a user installed. From r0817
+// (SaveRewritesValues) the values to_dict rewrites are written its way too (savedValues). An entry the runtime skips is returned as it
 // is, and so is one with nothing to change (nil names).
 func (e *Entry) Saved() (*Entry, []string) {
 	if e.Skip != "" || !e.IsObject() {
@@ -347,6 +373,9 @@ func (e *Entry) Saved() (*Entry, []string) {
 		case f.Name == "platform" && e.PlatformKnown && stringValue(f.Raw) != e.Platform:
 			f.Raw = appendPyString(nil, e.Platform, true)
 			changed = append(changed, "platform")
+		case f.Name == "platform" && !e.PlatformKnown && e.OriginPresent && string(f.Raw) != "null":
+			f.Raw = json.RawMessage("null") // `self.platform.value if self.platform else None`
+			changed = append(changed, "platform")
 		case f.Name == fieldOrigin && !e.OriginPresent:
 			changed = append(changed, fieldOrigin)
 			continue
@@ -357,6 +386,9 @@ func (e *Entry) Saved() (*Entry, []string) {
 			}
 		}
 		out = append(out, f)
+	}
+	if e.rules.SaveRewritesValues {
+		out, changed = savedValues(out, changed)
 	}
 	if e.rules.TurnMarkers {
 		out, changed = savedTurnFields(out, changed)

@@ -111,6 +111,11 @@ type Rules struct {
 	// (fts_stale, 1527a81b5) and records legacy FTS as optimisable (9acc4b47f): check
 	// reports what the next open will do.
 	HealsOnOpen bool
+	// SaveRewritesValues: SessionEntry.to_dict rewrites values from_dict read (481156139):
+	// metadata as a dict ({} for a falsy value, an object for a list of pairs), the marker and
+	// resume times as isoformat() writes them, and origin members written only when truthy
+	// (savedValues).
+	SaveRewritesValues bool
 	// Borrowed: the newest generation's rules, lent to a generation the table lacks (GenNewer)
 	// so that its stores can be read; what its runtime does is not verified (Verified).
 	Borrowed bool
@@ -366,6 +371,7 @@ var generations = []generationRow{
 		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
+		r.SaveRewritesValues = true
 		r.GatewayRouting, r.Recovery = true, RecoveryV26
 		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                                    // a228b8150, bd856a02f
 		r.Maintenance.Vacuum, r.Maintenance.OptimizeFTS = VacuumCheckpointAround, FTSOptimizeV26                     // 9cf4fe551, f13f84511

@@ -122,9 +122,6 @@ func (s Source) Store() string {
 const (
 	StoreSessionsJSON   = "sessions.json"
 	StoreGatewayRouting = "gateway_routing"
-	// StoreLegacy names, in change lists, sessions.json holding a legacy entry of a
-	// db-primary home (journals name the file, StoreSessionsJSON).
-	StoreLegacy = "sessions.json (legacy)"
 )
 
 // Purpose decides what Open reads and how strictly.
@@ -196,8 +193,13 @@ type Routing struct {
 	// only sessions.json has, or whose gateway_routing row the runtime skips while the
 	// sessions.json entry loads. The runtime imports them at load (gateway/session.py
 	// _ensure_loaded_locked, c2a3b9ce5: "only fills keys the DB didn't provide") and acts on
-	// them; sessionctl shows them and edits them where they are, in sessions.json.
+	// them; its next save writes them into the table, and so does a sessionctl write of one
+	// (with the sessions.json mirror).
 	Legacy map[string]bool
+	// Rows holds, by key, the gateway_routing rows the runtime skips whose keys are legacy
+	// (their sessions.json entries load instead): the row a write of the legacy entry
+	// replaces. A legacy key without one has no row.
+	Rows   map[string]*sessionsjson.Entry
 	byKey  map[string]*sessionsjson.Entry
 	stream *entryStream // set instead of Entries on a db-primary home opened for List
 }
@@ -448,7 +450,13 @@ func (h *Home) addLegacy(keys []mirrorKey) error {
 	if err != nil || len(legacy) == 0 {
 		return err
 	}
-	r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool { return replaced[e.Key] })
+	r.Rows = make(map[string]*sessionsjson.Entry, len(replaced))
+	r.Entries = slices.DeleteFunc(r.Entries, func(e *sessionsjson.Entry) bool {
+		if replaced[e.Key] {
+			r.Rows[e.Key] = e
+		}
+		return replaced[e.Key]
+	})
 	r.Entries = append(r.Entries, legacy...)
 	r.Legacy = legacyKeys(legacy)
 	return nil
@@ -520,19 +528,10 @@ func (h *Home) dropMirror(purpose Purpose) {
 func (h *Home) loadRoutingRows(ctx context.Context, n int) error {
 	r := &h.Routing
 	r.Entries = make([]*sessionsjson.Entry, 0, n)
-	var decodeErr error
 	err := h.DB.EachRoutingEntry(ctx, r.Scope, func(key string, entryJSON []byte) error {
-		e, err := sessionsjson.DecodeEntry(key, entryJSON, h.Rules)
-		if err != nil {
-			decodeErr = fmt.Errorf("gateway_routing row %q: %w", key, err)
-			return decodeErr
-		}
-		r.Entries = append(r.Entries, e)
+		r.Entries = append(r.Entries, sessionsjson.DecodeRow(key, entryJSON, h.Rules)) // invalid JSON: skipped, as the runtime's load skips the row
 		return nil
 	})
-	if decodeErr != nil {
-		return decodeErr
-	}
 	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}

@@ -93,7 +93,7 @@ func sameEntry(key string, rowRaw []byte, m *sessionsjson.Entry, rules sessionsj
 	}
 	p, err := sessionsjson.DecodeEntry(key, rowRaw, rules)
 	if err != nil {
-		return false // not JSON: loading the rows fails the command on this row anyway
+		return false // not JSON: the runtime skips the row; the mirror holds something else
 	}
 	return SameJSON(p.Raw(), m.Raw())
 }

@@ -143,26 +143,17 @@ func (h *Home) streamedLegacy() ([]*sessionsjson.Entry, map[string]bool, error) 
 }
 
 // eachRoutingPage calls fn with the decoded entries of the home's gateway_routing rows, in
-// the loaded index's order, entryPage at a time (fn may reuse the slice). A row that cannot
-// be decoded is an error, worded as Read words it.
+// the loaded index's order, entryPage at a time (fn may reuse the slice). A row whose
+// entry_json is not JSON is a skipped entry, as the runtime's load skips it.
 func (h *Home) eachRoutingPage(ctx context.Context, fn func([]*sessionsjson.Entry) error) error {
 	entries := make([]*sessionsjson.Entry, 0, entryPage)
 	var after *statedb.RoutingCursor
 	for {
 		entries = entries[:0]
-		var decodeErr error
 		next, err := h.DB.RoutingPage(ctx, h.Routing.Scope, after, entryPage, func(key string, entryJSON []byte) error {
-			e, err := sessionsjson.DecodeEntry(key, entryJSON, h.Rules)
-			if err != nil {
-				decodeErr = fmt.Errorf("gateway_routing row %q: %w", key, err)
-				return decodeErr
-			}
-			entries = append(entries, e)
+			entries = append(entries, sessionsjson.DecodeRow(key, entryJSON, h.Rules))
 			return nil
 		})
-		if decodeErr != nil {
-			return decodeErr
-		}
 		if err != nil {
 			return fmt.Errorf("state.db: %w", err)
 		}

@@ -123,6 +123,10 @@ type EntryImage struct {
 	// that an undo puts the column back as it was.
 	BeforeTime *float64 `json:"before_updated_at,omitempty"`
 	AfterTime  *float64 `json:"after_updated_at,omitempty"`
+	// BeforeExact and AfterExact keep a side byte for byte (in its text field): a
+	// gateway_routing row the runtime skips goes back exactly as it was stored.
+	BeforeExact bool `json:"-"`
+	AfterExact  bool `json:"-"`
 }
 
 // entryImageJSON is an EntryImage as a journal holds it. An image that is not standard JSON
@@ -166,8 +170,8 @@ const (
 // MarshalJSON writes the image, putting a side that is not standard JSON in its text field.
 func (e EntryImage) MarshalJSON() ([]byte, error) {
 	out := entryImageJSON{Store: e.Store, Key: e.Key, Before: e.Before, After: e.After, Prev: e.Prev, BeforeTime: e.BeforeTime, AfterTime: e.AfterTime}
-	out.Before, out.BeforeText = imageSide(e.Before)
-	out.After, out.AfterText = imageSide(e.After)
+	out.Before, out.BeforeText = imageSide(e.Before, e.BeforeExact)
+	out.After, out.AfterText = imageSide(e.After, e.AfterExact)
 	switch {
 	case e.Before == nil:
 		out.Absent = sideBefore
@@ -185,16 +189,17 @@ func (e *EntryImage) UnmarshalJSON(data []byte) error {
 	}
 	*e = EntryImage{Store: in.Store, Key: in.Key, Before: in.Before, After: in.After, Prev: in.Prev, BeforeTime: in.BeforeTime, AfterTime: in.AfterTime}
 	for _, side := range []struct {
-		text *string
-		img  *json.RawMessage
-	}{{in.BeforeText, &e.Before}, {in.AfterText, &e.After}} {
+		text  *string
+		img   *json.RawMessage
+		exact *bool
+	}{{in.BeforeText, &e.Before, &e.BeforeExact}, {in.AfterText, &e.After, &e.AfterExact}} {
 		if side.text == nil {
 			continue
 		}
 		if len(*side.img) > 0 && string(*side.img) != "null" { // the text stands for a null image
 			return fmt.Errorf("entry %q has an image and its text", in.Key)
 		}
-		*side.img = json.RawMessage(*side.text)
+		*side.img, *side.exact = json.RawMessage(*side.text), true
 	}
 	switch in.Absent {
 	case "":
@@ -218,10 +223,10 @@ func (j *Journal) hasAbsent() bool {
 	return false
 }
 
-// imageSide returns an image side as written: itself when it is standard JSON (or absent),
-// else null and its text.
-func imageSide(img json.RawMessage) (json.RawMessage, *string) {
-	if img == nil || json.Valid(img) {
+// imageSide returns an image side as written: itself when it is standard JSON (or absent)
+// and need not be kept exact, else null and its text.
+func imageSide(img json.RawMessage, exact bool) (json.RawMessage, *string) {
+	if img == nil || !exact && json.Valid(img) {
 		return img, nil
 	}
 	text := string(img)
@@ -231,10 +236,11 @@ func imageSide(img json.RawMessage) (json.RawMessage, *string) {
 // needsText reports whether any entry image of j is kept as text (version 2).
 func (j *Journal) needsText() bool {
 	for _, e := range j.Routing {
-		for _, img := range []json.RawMessage{e.Before, e.After} {
-			if _, text := imageSide(img); text != nil {
-				return true
-			}
+		if _, text := imageSide(e.Before, e.BeforeExact); text != nil {
+			return true
+		}
+		if _, text := imageSide(e.After, e.AfterExact); text != nil {
+			return true
 		}
 	}
 	return false
@@ -444,7 +450,7 @@ func (j *Journal) Inverse() *Journal {
 	}
 	for _, e := range j.Routing {
 		inv.Routing = append(inv.Routing, EntryImage{Store: e.Store, Key: e.Key, Before: e.After, After: e.Before, Prev: e.Prev,
-			BeforeTime: e.AfterTime, AfterTime: e.BeforeTime})
+			BeforeTime: e.AfterTime, AfterTime: e.BeforeTime, BeforeExact: e.AfterExact, AfterExact: e.BeforeExact})
 	}
 	for _, f := range j.Files {
 		inv.Files = append(inv.Files, FileImage{Path: f.Path, Before: f.After, After: f.Before,

@@ -339,7 +339,7 @@ func TestEntryImagesWithPythonConstants(t *testing.T) {
 				got, want := j.Routing[i], tt.routing[i]
 				same = got.Store == want.Store && got.Key == want.Key &&
 					sessionsjson.SameValue(got.Before, want.Before) && sessionsjson.SameValue(got.After, want.After)
-				if _, text := imageSide(want.Before); text != nil && string(got.Before) != *text {
+				if _, text := imageSide(want.Before, false); text != nil && string(got.Before) != *text {
 					same = false
 				}
 			}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -51,6 +50,18 @@ type plannedEntry struct {
 	saved  []string // members written in the runtime's save form as well (Entry.Saved)
 	prev   string   // sessions.json: the key of the member before it (journal.EntryImage.Prev)
 	at     *float64 // gateway_routing: the updated_at to write (an undo's), nil: the run's time
+	// legacy: a legacy entry of a db-primary home, whose gateway_routing row (row: the one
+	// the runtime's load skipped, nil: none) is not before
+	legacy bool
+	row    *sessionsjson.Entry
+}
+
+// rowBefore is the gateway_routing row a primary edit replaces, nil when there is none.
+func (pe plannedEntry) rowBefore() *sessionsjson.Entry {
+	if pe.legacy {
+		return pe.row
+	}
+	return pe.before
 }
 
 // resolveEdits applies the edits to copies of the entries, dropping edits that change nothing.
@@ -145,25 +156,21 @@ func planRouting(r *Run, p RoutingPlan) (*routingApplier, []Change, error) {
 	if h.Routing.Source != home.SourceGatewayRouting {
 		placeRemoved(h.Mirror.Doc, a.primary)
 	}
-	var legacy, copies []plannedEntry
 	if h.Routing.Source == home.SourceGatewayRouting {
-		// a legacy entry lives in sessions.json only: edited there (the runtime imports it
-		// from there at its next load), with no gateway_routing row written
-		a.primary = slices.DeleteFunc(primary, func(pe plannedEntry) bool { return h.IsLegacy(pe.key) })
+		// a legacy entry (imported from sessions.json by the runtime's load) is written as
+		// the runtime's save writes it: a gateway_routing row, replacing the row the load
+		// skipped (or none), and the mirror's copy
+		for i, pe := range a.primary {
+			if h.IsLegacy(pe.key) {
+				a.primary[i].legacy, a.primary[i].row = true, h.Routing.Rows[pe.key]
+			}
+		}
 		if a.mirror, err = planMirror(h, p); err != nil {
 			return nil, nil, err
 		}
-		for _, pe := range a.mirror {
-			if h.IsLegacy(pe.key) {
-				legacy = append(legacy, pe)
-			} else {
-				copies = append(copies, pe)
-			}
-		}
 	}
 	changes := fieldChanges(h.Routing.Source.Store(), a.primary, p.Edits)
-	changes = append(changes, fieldChanges(home.StoreLegacy, legacy, p.Edits)...)
-	changes = append(changes, fieldChanges("sessions.json (mirror)", copies, p.Edits)...)
+	changes = append(changes, fieldChanges("sessions.json (mirror)", a.mirror, p.Edits)...)
 	if p.Counts != nil {
 		changes = append(changes, Change{Store: ".restart_failure_counts", Target: h.Opts.Rel(p.Counts.Path), Op: countsOp(p.Counts),
 			Before: bytesOrNil(p.Counts.Before), After: bytesOrNil(p.Counts.After)})
@@ -215,6 +222,15 @@ func placeRemoved(doc *sessionsjson.Document, planned []plannedEntry) {
 	}
 }
 
+// rowRaw is the journal image of a gateway_routing row the runtime skips: its bytes as
+// stored, nil when there is no row.
+func rowRaw(e *sessionsjson.Entry) json.RawMessage {
+	if e == nil {
+		return nil
+	}
+	return bytes.Clone(e.Text())
+}
+
 // entryRaw is an entry's journal image, nil when it is absent.
 func entryRaw(e *sessionsjson.Entry) json.RawMessage {
 	if e == nil {
@@ -244,7 +260,11 @@ func (a *routingApplier) journal(p RoutingPlan) *journal.Journal {
 	j.Scope = h.Routing.Scope
 	store := h.Routing.Source.Store()
 	for _, pe := range a.primary {
-		j.Routing = append(j.Routing, journal.EntryImage{Store: store, Key: pe.key, Before: entryRaw(pe.before), After: entryRaw(pe.after), Prev: pe.prev})
+		img := journal.EntryImage{Store: store, Key: pe.key, Before: entryRaw(pe.before), After: entryRaw(pe.after), Prev: pe.prev}
+		if pe.legacy {
+			img.Before, img.BeforeExact = rowRaw(pe.row), true
+		}
+		j.Routing = append(j.Routing, img)
 	}
 	for _, pe := range a.mirror {
 		j.Routing = append(j.Routing, journal.EntryImage{Store: home.StoreSessionsJSON, Key: pe.key, Before: entryRaw(pe.before), After: entryRaw(pe.after), Prev: pe.prev})
@@ -404,6 +424,9 @@ func (a *routingApplier) routingRows() (updates map[string]string, times map[str
 			continue
 		}
 		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
+		if pe.after.Skip != "" { // a row the runtime skips (an undo's) goes back byte for byte
+			updates[pe.key] = string(pe.after.Text())
+		}
 		if pe.at != nil {
 			times[pe.key] = *pe.at
 		}
@@ -425,11 +448,12 @@ func (a *routingApplier) checkRead(ctx context.Context, tx *sql.Tx) error {
 func (a *routingApplier) readRows() map[string]*string {
 	out := make(map[string]*string, len(a.primary))
 	for _, pe := range a.primary {
-		if pe.before == nil {
+		before := pe.rowBefore()
+		if before == nil {
 			out[pe.key] = nil
 			continue
 		}
-		text := string(pe.before.Text())
+		text := string(before.Text())
 		out[pe.key] = &text
 	}
 	return out

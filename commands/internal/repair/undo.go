@@ -269,7 +269,12 @@ func currentEntryRaw(h *home.Home, store, key string) []byte {
 		if h.Mirror.Doc != nil {
 			e = h.Mirror.Doc.Entry(key)
 		}
-	} else if !h.IsLegacy(key) { // a legacy entry is not this store's
+	} else if h.IsLegacy(key) { // a legacy entry is not this store's: the row it replaces is
+		if row := h.Routing.Rows[key]; row != nil {
+			return row.Text()
+		}
+		return nil
+	} else {
 		e = h.Entry(key)
 	}
 	if e == nil {
@@ -404,11 +409,12 @@ func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (c
 	h := r.H
 	a := &routingApplier{r: r}
 	for _, img := range images {
-		before, err := decodeImage(h, img.Key, img.Before)
+		row := img.Store == home.StoreGatewayRouting
+		before, err := decodeImage(h, img.Key, img.Before, row)
 		if err != nil {
 			return false, err
 		}
-		after, err := decodeImage(h, img.Key, img.After)
+		after, err := decodeImage(h, img.Key, img.After, row)
 		if err != nil {
 			return false, err
 		}
@@ -425,10 +431,15 @@ func restoreRouting(ctx context.Context, r *Run, images []journal.EntryImage) (c
 	return a.apply(ctx, nil)
 }
 
-// decodeImage decodes one side of a journal's entry image, nil where the entry is absent.
-func decodeImage(h *home.Home, key string, raw json.RawMessage) (*sessionsjson.Entry, error) {
+// decodeImage decodes one side of a journal's entry image, nil where the entry is absent. A
+// gateway_routing row's (row) may hold what json.loads rejects: the row the runtime skipped,
+// put back as it was.
+func decodeImage(h *home.Home, key string, raw json.RawMessage, row bool) (*sessionsjson.Entry, error) {
 	if raw == nil {
 		return nil, nil
+	}
+	if row {
+		return sessionsjson.DecodeRow(key, raw, h.Rules), nil
 	}
 	e, err := sessionsjson.DecodeEntry(key, raw, h.Rules)
 	if err != nil {
