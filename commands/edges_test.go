@@ -290,11 +290,74 @@ func fromDictEdgeCases() []edgeCase {
 	}
 }
 
+// savedMember asserts a stored entry's member: want per generation column (absent: the
+// member is not there; nil: null).
+type savedWant struct {
+	value  any
+	absent bool
+}
+
+func savedMember(path []string, wants [6]savedWant) func(*testing.T, int, map[string]any) {
+	return func(t *testing.T, col int, e map[string]any) {
+		t.Helper()
+		m := e
+		for _, p := range path[:len(path)-1] {
+			m, _ = m[p].(map[string]any)
+		}
+		got, ok := m[path[len(path)-1]]
+		want := wants[col]
+		if ok == want.absent || ok && !jsonEqual(got, want.value) {
+			t.Errorf("saved %s = %v (present %v); the runtime's save writes %v (absent %v)", strings.Join(path, "."), got, ok, want.value, want.absent)
+		}
+	}
+}
+
+// saveFormEdgeCases (issue 29 item 3): an entry sessionctl edits is written as the runtime's
+// save writes it. SessionEntry.to_dict at 481156139 (r0817) writes `metadata` as from_dict's
+// `dict(data.get("metadata") or {})` made it, active_turn_started_at as isoformat() of what
+// fromisoformat read ("Z" → "+00:00"), and SessionSource.to_dict writes
+// prospective_thread_id only when truthy; every generation's to_dict writes the top-level
+// platform `self.platform.value if self.platform else None` (cb4addaca … 481156139), so a
+// name the generation does not resolve is written null (the origin, slack, loads). Before
+// r0817 metadata and the origin member are fields the runtime does not know: kept.
+func saveFormEdgeCases() []edgeCase {
+	set := func(field string, value any) func(map[string]any) {
+		return func(e map[string]any) { e[field] = value }
+	}
+	keep := func(v any) [6]savedWant {
+		return [6]savedWant{{value: v}, {value: v}, {value: v}, {value: v}, {value: v}, {value: v}}
+	}
+	r0817 := func(old, v any) [6]savedWant {
+		w := keep(old)
+		w[5] = savedWant{value: v}
+		return w
+	}
+	pairs := []any{[]any{"thread_ts", "1784.5"}, []any{"a", 1}}
+	thread := r0817(nil, nil)
+	for i := range thread {
+		thread[i] = savedWant{value: ""}
+	}
+	thread[5] = savedWant{absent: true}
+	return []edgeCase{
+		{"save form: metadata pairs", set("metadata", pairs), [6]string{}, savedMember([]string{"metadata"}, r0817(pairs, map[string]any{"thread_ts": "1784.5", "a": 1}))},
+		{"save form: metadata null", set("metadata", nil), [6]string{}, savedMember([]string{"metadata"}, r0817(nil, map[string]any{}))},
+		{"save form: metadata empty string", set("metadata", ""), [6]string{}, savedMember([]string{"metadata"}, r0817("", map[string]any{}))},
+		{"save form: turn start with Z", func(e map[string]any) {
+			e["active_turn_token"], e["active_turn_started_at"] = "tok-1", "2026-07-16T09:00:00.5Z"
+		}, [6]string{}, savedMember([]string{"active_turn_started_at"}, r0817("2026-07-16T09:00:00.5Z", "2026-07-16T09:00:00.500000+00:00"))},
+		{"save form: empty prospective_thread_id", func(e map[string]any) {
+			e["origin"].(map[string]any)["prospective_thread_id"] = ""
+		}, [6]string{}, savedMember([]string{"origin", "prospective_thread_id"}, thread)},
+		{"save form: unknown top-level platform", set("platform", "zulip"), [6]string{}, savedMember([]string{"platform"}, keep(nil))},
+	}
+}
+
 // TestEdgeLoadAndRepair (items 1–4, 8): per generation and case, sessionctl lists the entry
 // as loaded or skipped exactly as the runtime loads or skips it; a loaded one is suspended
 // and stored in the runtime's save form, a skipped one is left byte for byte as it is.
 func TestEdgeLoadAndRepair(t *testing.T) {
 	cases := append(platformEdgeCases(), fromDictEdgeCases()...)
+	cases = append(cases, saveFormEdgeCases()...)
 	for _, gen := range requireGenerations(t) {
 		col := edgeCol(t, gen)
 		for _, c := range cases {

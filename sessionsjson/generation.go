@@ -111,6 +111,10 @@ type Rules struct {
 	// (fts_stale, 1527a81b5) and records legacy FTS as optimisable (9acc4b47f): check
 	// reports what the next open will do.
 	HealsOnOpen bool
+	// ResetDefaultMode is the mode of the gateway's default session reset policy when the
+	// home's config sets none (gateway/config.py SessionResetPolicy): "both" until 9c272a306
+	// (#60194, 2026-07) turned the auto-reset off, "none" from r0715.
+	ResetDefaultMode string
 	// SaveRewritesValues: SessionEntry.to_dict rewrites values from_dict read (481156139):
 	// metadata as a dict ({} for a falsy value, an object for a list of pairs), the marker and
 	// resume times as isoformat() writes them, and origin members written only when truthy
@@ -324,12 +328,12 @@ type generationRow struct {
 // loader rule sets, by the upstream commits that introduced them.
 var (
 	// legacyLoad: before 06-21 (3a6a43cb8) and 06-25 (9c994377e): a TypeError aborts the load.
-	legacyLoad = Rules{TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
+	legacyLoad = Rules{ResetDefaultMode: "both", TypeErrorAborts: true, FinalizedFlag: "expiry_finalized", DBRepairs: true, WritesAllowed: true,
 		Platforms: platformsR0525, NormalisePlatform: true, Tip: TipV11, Fields: fieldsR0715, JSONLTranscripts: true,
 		Maintenance: Maintenance{AutoPrune: true, PruneFiles: true, Defaults: defaultSessionsConfig, Vacuum: VacuumCheckpointFirst}}
 	// modernLoad: 06-21..06-25 (3a6a43cb8, 0ef86febe, 9c994377e): path safety, _README,
 	// non-objects skipped; 06-28 (00d8c2c91) load-time prune; 07-01 (a1f62f477) freshness gate.
-	modernLoad = Rules{SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
+	modernLoad = Rules{ResetDefaultMode: "both", SkipUnderscoreKeys: true, SkipNonObject: true, OriginDictOnly: true,
 		Platforms: platformsR0703, NormalisePlatform: true,
 		FinalizedFlag: "expiry_finalized", AutoResume: true, PruneEndedAtLoad: true, FreshnessGate: true,
 		DBRepairs: true, WritesAllowed: true, Tip: TipV17, Fields: fieldsR0715, Recovery: RecoveryV17,
@@ -351,7 +355,7 @@ var generations = []generationRow{
 		r.Generation, r.PathSafety, r.README = GenR0703, PathSafetyStrict, READMEr0703
 	})},
 	{19, 21, 21, "LEGACY MIRROR of the gateway routing index", with(modernLoad, func(r *Rules) { // c2a3b9ce5; interior "/" in keys since 83f14b2f2
-		r.Generation, r.PathSafety, r.README = GenR0715, PathSafetyInteriorSlash, READMEr0715
+		r.Generation, r.PathSafety, r.README, r.ResetDefaultMode = GenR0715, PathSafetyInteriorSlash, READMEr0715, "none" // 9c272a306
 		r.GatewayRouting, r.Recovery, r.Maintenance.ArchiveSessions = true, RecoveryV21, true
 		r.Maintenance.PruneFilters = PruneFiltersV21 // 040a5e30d
 	})},
@@ -359,16 +363,18 @@ var generations = []generationRow{
 	// builds that lived days each; their routing rules changed inside the range.
 	{22, 23, 23, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
+		r.ResetDefaultMode = "none"
 		r.Fields, r.GatewayRouting, r.Recovery, r.Maintenance.ArchiveSessions = fieldsR0817, true, RecoveryV21, true
 		r.Maintenance.PruneFilters = PruneFiltersV21
 	})},
 	{24, 25, 25, "", with(modernLoad, func(r *Rules) {
 		r.Generation, r.PathSafety, r.README, r.WritesAllowed, r.Intermediate = GenV22V25, PathSafetyInteriorSlash, READMEr0715, false, true
+		r.ResetDefaultMode = "none"
 		r.Fields, r.Tip, r.GatewayRouting, r.Recovery = fieldsR0817, TipV24, true, RecoveryV21 // the ranking and fences changed inside v25
 		r.Maintenance.ArchiveSessions, r.Maintenance.PruneFilters = true, PruneFiltersV21
 	})},
 	{26, 26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
-		r.Generation, r.PathSafety, r.README = GenR0817, PathSafetyInteriorSlash, READMEr0715
+		r.Generation, r.PathSafety, r.README, r.ResetDefaultMode = GenR0817, PathSafetyInteriorSlash, READMEr0715, "none"
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
 		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
 		r.SaveRewritesValues = true

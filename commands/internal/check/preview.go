@@ -1,9 +1,11 @@
 package check
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/startup"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -81,6 +83,7 @@ type startPreview struct {
 	now   int64
 	state map[string]*startState
 	out   []StartAction
+	reset *resetView // read when first needed
 }
 
 func (p *startPreview) add(key, action, why string) {
@@ -262,7 +265,40 @@ func (p *startPreview) autoResume() {
 			continue
 		}
 		if p.h.Rules.FreshnessGate {
-			p.add(e.Key, "expire on next message", "resume marker older than 1 h: not auto-resumed; the next message starts a new session (the reset policy's idle or daily check, else the freshness gate: resume_pending_expired)")
+			p.add(e.Key, "expire on next message", "resume marker older than 1 h: not auto-resumed; the next message starts a new session"+p.nextMessageReason(e))
 		}
 	}
+}
+
+// nextMessageReason names the reset reason of a stale resume_pending entry's next message
+// (gateway/session.py get_or_create_session at 52d0d671e and c2a3b9ce5: the reset policy's
+// _should_reset runs first, then the freshness gate's resume_pending_expired), under the
+// home's reset policy (startup.ReadResetPolicy, the generation's defaults included). Where the
+// policy is not known, or the entry's updated_at is aware, it says which checks decide.
+func (p *startPreview) nextMessageReason(e *sessionsjson.Entry) string {
+	const unknown = " (the reset policy's idle or daily check, else the freshness gate: resume_pending_expired)"
+	if p.reset == nil {
+		pol, ok := startup.ReadResetPolicy(p.h.Opts.Home, p.h.Rules)
+		p.reset = &resetView{pol, ok}
+	}
+	if !p.reset.known || e.UpdatedAt.Aware {
+		return unknown
+	}
+	pol, updated := p.reset.policy, e.UpdatedAt.WallMicros()
+	policy := "reset mode " + pol.Mode
+	if r := pol.Reason(updated, p.now); r != "" {
+		return fmt.Sprintf(": reason %s (%s, the reset policy's check runs before the freshness gate), unless a background process of the session is running", r, policy)
+	}
+	at := pol.Starts(updated)
+	if at == 0 {
+		return ": reason resume_pending_expired (the freshness gate; " + policy + " never resets)"
+	}
+	return fmt.Sprintf(": reason resume_pending_expired (the freshness gate) if it comes before %s, from then %s (%s)",
+		sessionsjson.FormatNaive(at), pol.Reason(updated, at), policy)
+}
+
+// resetView is the home's reset policy as the preview read it, once.
+type resetView struct {
+	policy startup.ResetPolicy
+	known  bool
 }
