@@ -42,7 +42,11 @@ func Finalize(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return finalizeReport(ids, locked, r.H.Opts.Clock.Unix), nil
+	res := finalizeReport(ids, locked, r.H.Opts.Clock.Unix)
+	if len(ids) == 0 {
+		return r.planLatch(ctx, res, statedb.LatchFinalizeOrphans)
+	}
+	return res, nil
 }
 
 // finalizeCandidates reads the orphans to end and the live-locked ones to leave.
@@ -78,7 +82,7 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	}
 	res := finalizeReport(nil, locked, now)
 	if len(ids) == 0 {
-		return res, nil
+		return r.latchOnly(ctx, res, finalizeWrite, statedb.LatchFinalizeOrphans)
 	}
 	return r.batches(ctx, ids, r.batchRows(), res, finalizeWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var fin statedb.FinalizeResult
@@ -89,6 +93,53 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 		}, nil)
 		return batchStep{tx, finalizeReport(changedSessionIDs(fin.Changes, false), fin.Locked, now), fin.Remaining}, err
 	})
+}
+
+// latchChange is the change of a repair that writes its latch alone.
+func latchChange(key string) Change {
+	return Change{Store: "state.db", Target: "state_meta/" + key, Op: "set", Before: nil, After: "1"}
+}
+
+// planLatch adds to a plan that changes no row the latch the runtime's CLI start-up sets
+// after running the repair anyway (cli.py at 481156139: the one-time prune and finalize set
+// their latch whatever they changed), when it is not set yet (docs/decisions.md, issue 29
+// item 7). A plan that changes rows sets the latch in the same transaction, as before.
+func (r *Run) planLatch(ctx context.Context, res Outcome, key string) (Outcome, error) {
+	set, err := r.H.DB.LatchSet(ctx, key)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, err)
+	}
+	if !set && r.H.DB.Schema().HasStateMeta {
+		res.Changes = append(res.Changes, latchChange(key))
+	}
+	return res, nil
+}
+
+// latchOnly writes the latch of a repair that found nothing else to change, when it is not
+// set yet (planLatch): one transaction with its journal, so that undo takes it back.
+func (r *Run) latchOnly(ctx context.Context, res Outcome, w dbWrite, key string) (Outcome, error) {
+	planned, err := r.planLatch(ctx, res, key)
+	if err != nil || len(planned.Changes) == len(res.Changes) {
+		return planned, err
+	}
+	db, err := r.openWriteDB(ctx, w)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer r.background(func() { _ = db.Close() })
+	tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
+		change, stats, err := db.SetLatch(ctx, key, hook)
+		return change.Table != "", stats, err
+	}, nil)
+	var done dbBatches
+	done.add(tx).record(&res, r.batchRows())
+	if err != nil {
+		return res, stopped(res, err)
+	}
+	if tx != nil {
+		res.Changes = append(res.Changes, latchChange(key))
+	}
+	return res, nil
 }
 
 // batchStep is what one state.db transaction of a repair did.
@@ -206,6 +257,9 @@ func Prune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	res := pruneReport(ghostIDs(ghosts, true), childrenOf(ghosts), deletable, transcripts)
 	res.Findings = append(res.Findings, leasedGhosts(ghosts)...)
 	res.Findings = append(res.Findings, pickFindings(globs, sessionIDs(deletable))...)
+	if len(deletable) == 0 {
+		return r.planLatch(ctx, res, statedb.LatchPruneGhosts)
+	}
 	return res, nil
 }
 
@@ -317,7 +371,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	res.Findings = append(res.Findings, leasedGhosts(ghosts)...)
 	deletable := ghostIDs(ghosts, false)
 	if len(deletable) == 0 {
-		return res, nil
+		return r.latchOnly(ctx, res, pruneWrite, statedb.LatchPruneGhosts)
 	}
 	if listed.err != nil {
 		return Outcome{}, failure.Mark(failure.Data, listed.err)
