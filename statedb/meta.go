@@ -50,7 +50,7 @@ func setLatch(ctx context.Context, tx querier, key string) (RowChange, error) {
 }
 
 // LatchSet reports whether state_meta[key] holds what the runtime's `if not
-// session_db.get_meta(key)` takes for set: a value Python finds truthy (not NULL, ”, 0).
+// session_db.get_meta(key)` takes for set: a value Python finds truthy (not NULL, an empty string or 0).
 func (db *DB) LatchSet(ctx context.Context, key string) (bool, error) {
 	if !db.schema.HasStateMeta {
 		return false, nil
