@@ -29,7 +29,7 @@ func runCheck(c *cli.Context) error {
 	}
 	return inspect(c, "check", func(h *home.Home, failOn check.FailOn) ([]check.Finding, any, error) {
 		findings, err := check.Run(c.Context, h, c.Bool("deep"))
-		return findings, newCheckData(findings, failOn, c.Bool("deep")), err
+		return findings, check.NewData(findings, failOn, c.Bool("deep")), err
 	})
 }
 
@@ -57,30 +57,6 @@ func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([
 		return err
 	}
 	return reportFindings(o, h, findings, failOn, data)
-}
-
-// checkData is data of `check --json`.
-type checkData struct {
-	Errors   int    `json:"errors"`
-	Warnings int    `json:"warnings"`
-	Info     int    `json:"info"`
-	FailOn   string `json:"fail_on"`
-	Deep     bool   `json:"deep"`
-}
-
-func newCheckData(findings []check.Finding, failOn check.FailOn, deep bool) checkData {
-	d := checkData{FailOn: string(failOn), Deep: deep}
-	for _, f := range findings {
-		switch f.Severity {
-		case check.Error:
-			d.Errors++
-		case check.Warn:
-			d.Warnings++
-		default:
-			d.Info++
-		}
-	}
-	return d
 }
 
 // reportFindings prints findings (human or JSON) and ends with exit 1 when one reaches failOn.

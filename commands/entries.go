@@ -2,7 +2,6 @@ package commands
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/age"
@@ -100,7 +99,7 @@ func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.F
 	now := o.Clock.NaiveLocalMicros(time.Local)
 	out, err := startList(c, o, format, newEnvelope(h, o, result{findings: findings}), listout.Spec[home.EntryRow]{Field: "entries", Indented: true,
 		Table: tableOf("KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"), Cells: func(r home.EntryRow) []string {
-			return []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, r.Updated.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)}
+			return []string{r.Key, r.SessionID, check.EntryFlags(h, r), check.Age(now, r.Updated.WallMicros()), check.RowLabel(r), check.CountLabel(r.RestartCount)}
 		}})
 	if err != nil {
 		return err
@@ -116,39 +115,6 @@ func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.F
 	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
 	noteLimit(o, shown, total)
 	return nil
-}
-
-func entryFlags(h *home.Home, r home.EntryRow) string {
-	s := ""
-	if r.Suspended {
-		s += "S"
-	}
-	if r.ResumePending {
-		s += "R"
-		if r.ResumeReason != nil {
-			s += "(" + *r.ResumeReason + ")"
-		}
-	}
-	if r.Stale {
-		s += " stale"
-	}
-	if r.Skip != "" {
-		s += check.SkipFlag(h) + r.Skip
-	}
-	if r.Legacy {
-		s = strings.TrimSpace(s + " legacy: only in sessions.json" + check.LegacyFlagNote(h))
-	}
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func rowLabel(r home.EntryRow) string {
-	if r.Tip != "" {
-		return r.Row + " → " + r.Tip
-	}
-	return r.Row
 }
 
 func plural(n int, one, many string) string {

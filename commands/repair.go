@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -95,30 +94,9 @@ func printChanges(o *options, changes []repair.Change) error {
 	}
 	rows := make([][]string, 0, len(changes))
 	for _, c := range changes {
-		rows = append(rows, []string{c.Store, c.Target, c.Op, showValue(c.Before), showValue(c.After)})
+		rows = append(rows, []string{c.Store, c.Target, c.Op, repair.ShowValue(c.Before), repair.ShowValue(c.After)})
 	}
 	return renderTable(o.stdout, []string{"STORE", "TARGET", "OP", "BEFORE", "AFTER"}, rows)
-}
-
-func showValue(v any) string {
-	if v == nil {
-		return "null"
-	}
-	if raw, ok := v.(json.RawMessage); ok {
-		return truncate(string(raw), 60)
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return truncate(string(data), 60)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
 }
 
 // undoHint is the command that undoes journal, as it can be pasted into a shell.
