@@ -17,7 +17,7 @@ func checkCommand() *cli.Command {
 		Flags: []cli.Flag{
 			failOnFlag("`LEVEL` that fails the run: error, warn or never"),
 			&cli.BoolFlag{Name: "deep", Usage: "also run PRAGMA integrity_check over the whole database (slow on large homes)"},
-			metricsFlag(),
+			allFlag(), metricsFlag(),
 		},
 		Action: withMetrics(runCheck),
 	}
@@ -63,7 +63,7 @@ func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([
 func reportFindings(o *options, h *home.Home, findings []check.Finding, failOn check.FailOn, data any) error {
 	fails := failOn.Fails(findings)
 	if o.json {
-		if err := emitJSON(o, newEnvelope(h, o, result{findings: findings, exitCode: failCode(failOn, findings), data: data})); err != nil {
+		if err := emitJSON(o, newEnvelope(h, o, result{findings: findings, exitCode: failCode(failOn, findings), data: data, summary: true})); err != nil {
 			return err
 		}
 	} else if !o.quiet || fails {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionctl/sessionctl/commands/internal/group"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/urfave/cli/v2"
@@ -21,13 +22,19 @@ func forceFlag(usage string) cli.Flag {
 
 // repairFlags are the flags of a routing-index repair: --apply, --force, then extra.
 func repairFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them)"), waitFlag()}, extra...)
+	flags := append([]cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them)"), waitFlag()}, extra...)
+	for _, f := range extra {
+		if f.Names()[0] == "all" { // resume clear's --all selects
+			return flags
+		}
+	}
+	return append(flags, allFlag())
 }
 
 // dbRepairFlags are the flags of a state.db repair, which may run while a gateway runs:
 // --apply, --wait, then extra.
 func dbRepairFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{applyFlag(), waitFlag()}, extra...)
+	return append([]cli.Flag{applyFlag(), waitFlag(), allFlag()}, extra...)
 }
 
 // startRepair resolves the options of a repair command and starts the engine's run on the
@@ -92,9 +99,16 @@ func printChanges(o *options, changes []repair.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
+	keep := printGroups(o, group.OfChanges(changes), "change(s)")
 	rows := make([][]string, 0, len(changes))
-	for _, c := range changes {
+	for i, c := range changes {
+		if !keep(i) {
+			continue
+		}
 		rows = append(rows, []string{c.Store, c.Target, c.Op, repair.ShowValue(c.Before), repair.ShowValue(c.After)})
+	}
+	if len(rows) == 0 {
+		return nil
 	}
 	return renderTable(o.stdout, []string{"STORE", "TARGET", "OP", "BEFORE", "AFTER"}, rows)
 }
