@@ -30,7 +30,7 @@ func entriesCommand() *cli.Command {
 					&cli.BoolFlag{Name: "suspended", Usage: "only suspended entries"},
 					&cli.StringFlag{Name: "platform", Usage: "only entries of platform `P`"},
 					&cli.BoolFlag{Name: "stale", Usage: "only resume markers older than the 1 h freshness window"},
-					&cli.IntFlag{Name: "limit", Usage: "show at most `N` entries (0: all)"},
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the `N` most recently updated entries (0: all)"},
 					formatFlag(),
 				},
 				Action: runEntriesList,
@@ -153,16 +153,29 @@ func showEntry(c *cli.Context, o *options, key string) error {
 	if err != nil {
 		return err
 	}
+	story, err := check.KeyStory(c.Context, h, e)
+	if err != nil {
+		return err
+	}
 	row := home.RowState(rows, e.SessionID)
 	data := map[string]any{"key": key, "entry": home.JSONSafe(e.Raw()), "row": row, "legacy": h.IsLegacy(key),
-		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
+		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage, "story": story}
 	if o.json {
-		return emitJSON(o, newEnvelope(h, o, result{data: data}))
+		return emitJSON(o, newEnvelope(h, o, result{data: data, findings: story.Findings}))
 	}
 	if o.quiet {
 		return nil
 	}
-	return printEntry(o, h, e, row, lineage)
+	if err := printEntry(o, h, e, row, lineage); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "restarts  %s\n", check.CountLabel(story.RestartCount))
+	printFindings(o, story.Findings)
+	for _, a := range story.NextStart {
+		fmt.Fprintf(o.stdout, "next start    %s: %s\n", a.Action, a.Reason)
+	}
+	fmt.Fprintf(o.stdout, "next message  %s\n", listout.Printable(story.NextMessage, false))
+	return nil
 }
 
 func printEntry(o *options, h *home.Home, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {

@@ -2,7 +2,7 @@ package commands
 
 import (
 	"fmt"
-	"strings"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 
 	"github.com/sessionctl/sessionctl/commands/internal/group"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -115,15 +115,7 @@ func printChanges(o *options, changes []repair.Change) error {
 
 // undoHint is the command that undoes journal, as it can be pasted into a shell.
 func undoHint(o *options, journal string) string {
-	return "sessionctl --home " + shellQuote(o.Home.Dir) + " undo " + shellQuote(journal) + " --apply"
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "sessionctl --home " + listout.ShellQuote(o.Home.Dir) + " undo " + listout.ShellQuote(journal) + " --apply"
 }
 
 // reportSummary reports a write whose data is data, people reading its one-line summary
