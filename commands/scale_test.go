@@ -33,7 +33,11 @@ func cmdGenhome(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("genhome: %v", err)
 	}
-	cmd := exec.Command(bin, append([]string{"-q"}, args...)...)
+	args = append([]string{"-q"}, args...)
+	if n := len(args); args[n-2] == "-out" {
+		args[n-1] = ts.MkAbs(args[n-1]) // genhome opens state.db by a file: URI
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = ts.Getenv("WORK")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		ts.Fatalf("genhome: %v\n%s", err, out)
