@@ -12,7 +12,7 @@ import (
 // key (or its session), what the next start does to it, what its next message does, and its
 // restart count.
 type Story struct {
-	Findings     []Finding     `json:"-"` // the envelope's findings
+	Findings     []Finding     `json:"-"`          // the envelope's findings
 	NextStart    []StartAction `json:"next_start"` // null where the start is not previewed
 	NextMessage  string        `json:"next_message"`
 	RestartCount *int64        `json:"restart_count"`
@@ -94,4 +94,3 @@ func (p *startPreview) nextMessage(e *sessionsjson.Entry, actions []StartAction)
 	}
 	return "continues session " + id + policy
 }
-
