@@ -17,7 +17,7 @@ func checkCommand() *cli.Command {
 		Flags: []cli.Flag{
 			failOnFlag("`LEVEL` that fails the run: error, warn or never"),
 			&cli.BoolFlag{Name: "deep", Usage: "also run PRAGMA integrity_check over the whole database (slow on large homes)"},
-			metricsFlag(),
+			allFlag(), metricsFlag(),
 		},
 		Action: withMetrics(runCheck),
 	}
@@ -29,7 +29,7 @@ func runCheck(c *cli.Context) error {
 	}
 	return inspect(c, "check", func(h *home.Home, failOn check.FailOn) ([]check.Finding, any, error) {
 		findings, err := check.Run(c.Context, h, c.Bool("deep"))
-		return findings, newCheckData(findings, failOn, c.Bool("deep")), err
+		return findings, check.NewData(findings, failOn, c.Bool("deep")), err
 	})
 }
 
@@ -59,35 +59,11 @@ func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([
 	return reportFindings(o, h, findings, failOn, data)
 }
 
-// checkData is data of `check --json`.
-type checkData struct {
-	Errors   int    `json:"errors"`
-	Warnings int    `json:"warnings"`
-	Info     int    `json:"info"`
-	FailOn   string `json:"fail_on"`
-	Deep     bool   `json:"deep"`
-}
-
-func newCheckData(findings []check.Finding, failOn check.FailOn, deep bool) checkData {
-	d := checkData{FailOn: string(failOn), Deep: deep}
-	for _, f := range findings {
-		switch f.Severity {
-		case check.Error:
-			d.Errors++
-		case check.Warn:
-			d.Warnings++
-		default:
-			d.Info++
-		}
-	}
-	return d
-}
-
 // reportFindings prints findings (human or JSON) and ends with exit 1 when one reaches failOn.
 func reportFindings(o *options, h *home.Home, findings []check.Finding, failOn check.FailOn, data any) error {
 	fails := failOn.Fails(findings)
 	if o.json {
-		if err := emitJSON(o, newEnvelope(h, o, result{findings: findings, exitCode: failCode(failOn, findings), data: data})); err != nil {
+		if err := emitJSON(o, newEnvelope(h, o, result{findings: findings, exitCode: failCode(failOn, findings), data: data, summary: true})); err != nil {
 			return err
 		}
 	} else if !o.quiet || fails {

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/age"
@@ -31,7 +30,7 @@ func entriesCommand() *cli.Command {
 					&cli.BoolFlag{Name: "suspended", Usage: "only suspended entries"},
 					&cli.StringFlag{Name: "platform", Usage: "only entries of platform `P`"},
 					&cli.BoolFlag{Name: "stale", Usage: "only resume markers older than the 1 h freshness window"},
-					&cli.IntFlag{Name: "limit", Usage: "show at most `N` entries (0: all)"},
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the `N` most recently updated entries (0: all)"},
 					formatFlag(),
 				},
 				Action: runEntriesList,
@@ -100,7 +99,7 @@ func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.F
 	now := o.Clock.NaiveLocalMicros(time.Local)
 	out, err := startList(c, o, format, newEnvelope(h, o, result{findings: findings}), listout.Spec[home.EntryRow]{Field: "entries", Indented: true,
 		Table: tableOf("KEY", "SESSION", "FLAGS", "UPDATED", "ROW", "RESTARTS"), Cells: func(r home.EntryRow) []string {
-			return []string{r.Key, r.SessionID, entryFlags(h, r), check.Age(now, r.Updated.WallMicros()), rowLabel(r), check.CountLabel(r.RestartCount)}
+			return []string{r.Key, r.SessionID, check.EntryFlags(h, r), check.Age(now, r.Updated.WallMicros()), check.RowLabel(r), check.CountLabel(r.RestartCount)}
 		}})
 	if err != nil {
 		return err
@@ -116,39 +115,6 @@ func listEntries(c *cli.Context, o *options, f home.EntryQuery, format listout.F
 	fmt.Fprintf(o.stdout, "%d entr%s from %s\n", total, plural(total, "y", "ies"), h.Routing.Source)
 	noteLimit(o, shown, total)
 	return nil
-}
-
-func entryFlags(h *home.Home, r home.EntryRow) string {
-	s := ""
-	if r.Suspended {
-		s += "S"
-	}
-	if r.ResumePending {
-		s += "R"
-		if r.ResumeReason != nil {
-			s += "(" + *r.ResumeReason + ")"
-		}
-	}
-	if r.Stale {
-		s += " stale"
-	}
-	if r.Skip != "" {
-		s += check.SkipFlag(h) + r.Skip
-	}
-	if r.Legacy {
-		s = strings.TrimSpace(s + " legacy: only in sessions.json" + check.LegacyFlagNote(h))
-	}
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func rowLabel(r home.EntryRow) string {
-	if r.Tip != "" {
-		return r.Row + " → " + r.Tip
-	}
-	return r.Row
 }
 
 func plural(n int, one, many string) string {
@@ -187,16 +153,29 @@ func showEntry(c *cli.Context, o *options, key string) error {
 	if err != nil {
 		return err
 	}
+	story, err := check.KeyStory(c.Context, h, e)
+	if err != nil {
+		return err
+	}
 	row := home.RowState(rows, e.SessionID)
 	data := map[string]any{"key": key, "entry": home.JSONSafe(e.Raw()), "row": row, "legacy": h.IsLegacy(key),
-		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage}
+		"skipped_by_runtime": e.Skip, "unknown_fields": e.UnknownFields, "lineage": lineage, "story": story}
 	if o.json {
-		return emitJSON(o, newEnvelope(h, o, result{data: data}))
+		return emitJSON(o, newEnvelope(h, o, result{data: data, findings: story.Findings}))
 	}
 	if o.quiet {
 		return nil
 	}
-	return printEntry(o, h, e, row, lineage)
+	if err := printEntry(o, h, e, row, lineage); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "restarts  %s\n", check.CountLabel(story.RestartCount))
+	printFindings(o, story.Findings)
+	for _, a := range story.NextStart {
+		fmt.Fprintf(o.stdout, "next start    %s: %s\n", a.Action, a.Reason)
+	}
+	fmt.Fprintf(o.stdout, "next message  %s\n", listout.Printable(story.NextMessage, false))
+	return nil
 }
 
 func printEntry(o *options, h *home.Home, e *sessionsjson.Entry, row string, lineage *home.LineageRows) error {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/group"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
@@ -28,6 +29,7 @@ type envelope struct {
 	Journal        *string           `json:"journal"`
 	Journals       []string          `json:"journals"`
 	Version        string            `json:"version"`
+	Summary        *group.Summaries  `json:"summary"` // of status, check, upgrade-check, maintain, the repairs; null for the rest
 	Data           any               `json:"data"`
 	// Error and ExitCode come last: a list streamed into data learns them at its end.
 	Error    *errorJSON `json:"error"`
@@ -57,12 +59,14 @@ type result struct {
 	journals []string // every journal written, oldest first
 	exitCode int
 	data     any
+	summary  bool           // the envelope has summary (of findings, changes and nextStart)
+	next     *group.Summary // status' next start, grouped
 }
 
 // outcomeResult is the printable form of a repair's outcome: data.batches lists the
 // transactions of a state.db repair.
 func outcomeResult(out repair.Outcome) result {
-	res := result{applied: out.Applied, findings: out.Findings, changes: out.Changes, journals: out.Journals}
+	res := result{applied: out.Applied, findings: out.Findings, changes: out.Changes, journals: out.Journals, summary: true}
 	if len(out.Batches) > 0 {
 		res.data = map[string][]*repair.BatchRecord{"batches": out.Batches}
 	}
@@ -83,6 +87,9 @@ func newEnvelope(h *home.Home, o *options, r result) envelope {
 		ExitCode: r.exitCode,
 		Version:  version(),
 		Data:     r.data,
+	}
+	if r.summary {
+		env.Summary = &group.Summaries{Findings: group.OfFindings(r.findings), Changes: group.OfChanges(r.changes), NextStart: r.next}
 	}
 	if n := len(r.journals); n > 0 {
 		env.Journal = &r.journals[n-1]

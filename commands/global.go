@@ -34,6 +34,8 @@ type options struct {
 	home.Options
 	json     bool
 	quiet    bool
+	all      bool   // --all: no group folded (group.Fit)
+	allHint  string // the flag that lists a folded group's every subject
 	color    bool
 	stdout   io.Writer
 	stderr   io.Writer
@@ -68,6 +70,8 @@ func loadOptions(c *cli.Context, command string) (*options, error) {
 		Options:  home.Options{Home: h, Clock: clock, Command: command, LockWait: wait, AssumeStopped: c.Bool("force")},
 		json:     c.Bool("json"),
 		quiet:    c.Bool("quiet"),
+		all:      c.Bool("all"),
+		allHint:  listAllHint(c),
 		color:    useColor(c.Bool("no-color"), c.App.Writer),
 		stdout:   c.App.Writer,
 		stderr:   c.App.ErrWriter,

@@ -25,7 +25,7 @@ func maintainCommand() *cli.Command {
 			&cli.StringFlag{Name: "backup", Usage: "first, before any write, back up the home into a new <time> directory in `DIR` (as backup --to DIR)"},
 			&cli.StringFlag{Name: "prune", Usage: "after the repairs, prune the ended sessions older than `D` (as prune --older-than D)"},
 			&cli.BoolFlag{Name: "compact", Usage: "last, compact state.db (as compact; skipped, with a finding, where compact would refuse)"},
-			waitFlag(), metricsFlag(),
+			waitFlag(), allFlag(), metricsFlag(),
 		},
 		Action: withMetrics(runMaintain),
 	}
@@ -129,7 +129,7 @@ func reportMaintain(ctx context.Context, o *options, rep *repair.MaintainReport,
 	}
 	data.Ignored = orEmpty(data.Ignored)
 	if o.json {
-		res := result{applied: data.Changed > 0, findings: findings, changes: rep.Changes, journals: data.Journals, exitCode: code, data: data}
+		res := result{applied: data.Changed > 0, findings: findings, changes: rep.Changes, journals: data.Journals, exitCode: code, data: data, summary: true}
 		env := newEnvelope(rep.Home, o, res)
 		if rep.Data.Refused {
 			env.Error = &errorJSON{Code: code, Kind: errorKind(code), Message: rep.Refusal()}

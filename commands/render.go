@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/sessionctl/sessionctl/commands/internal/listout"
+	"github.com/urfave/cli/v2"
 )
 
 // tableOptions are the options of every table: aligned, borderless, left-aligned, and wrap
@@ -185,6 +186,22 @@ func (s *streamTable) Close() error {
 		return fmt.Errorf("render table: %w", err)
 	}
 	return s.w.Flush()
+}
+
+// allFlag is --all of the commands whose human output folds a group of subjects.
+func allFlag() cli.Flag { return &cli.BoolFlag{Name: "all", Usage: allUsage} }
+
+const allUsage = "list every subject: no group of more than 10 folded into one line"
+
+// listAllHint is the flag that lists a folded group's every subject: --all, or --json where
+// the command has no such --all (resume clear's --all selects).
+func listAllHint(c *cli.Context) string {
+	for _, f := range c.Command.Flags {
+		if b, ok := f.(*cli.BoolFlag); ok && b.Name == "all" && b.Usage == allUsage {
+			return "--all"
+		}
+	}
+	return "--json"
 }
 
 func toAny(s []string) []any {

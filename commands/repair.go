@@ -1,10 +1,10 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
+	"github.com/sessionctl/sessionctl/commands/internal/listout"
 
+	"github.com/sessionctl/sessionctl/commands/internal/group"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/urfave/cli/v2"
@@ -22,13 +22,19 @@ func forceFlag(usage string) cli.Flag {
 
 // repairFlags are the flags of a routing-index repair: --apply, --force, then extra.
 func repairFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them)"), waitFlag()}, extra...)
+	flags := append([]cli.Flag{applyFlag(), forceFlag("write routing changes even while a gateway runs (it will likely overwrite them)"), waitFlag()}, extra...)
+	for _, f := range extra {
+		if f.Names()[0] == "all" { // resume clear's --all selects
+			return flags
+		}
+	}
+	return append(flags, allFlag())
 }
 
 // dbRepairFlags are the flags of a state.db repair, which may run while a gateway runs:
 // --apply, --wait, then extra.
 func dbRepairFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{applyFlag(), waitFlag()}, extra...)
+	return append([]cli.Flag{applyFlag(), waitFlag(), allFlag()}, extra...)
 }
 
 // startRepair resolves the options of a repair command and starts the engine's run on the
@@ -93,45 +99,23 @@ func printChanges(o *options, changes []repair.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
+	keep := printGroups(o, group.OfChanges(changes), "change(s)")
 	rows := make([][]string, 0, len(changes))
-	for _, c := range changes {
-		rows = append(rows, []string{c.Store, c.Target, c.Op, showValue(c.Before), showValue(c.After)})
+	for i, c := range changes {
+		if !keep(i) {
+			continue
+		}
+		rows = append(rows, []string{c.Store, c.Target, c.Op, repair.ShowValue(c.Before), repair.ShowValue(c.After)})
+	}
+	if len(rows) == 0 {
+		return nil
 	}
 	return renderTable(o.stdout, []string{"STORE", "TARGET", "OP", "BEFORE", "AFTER"}, rows)
 }
 
-func showValue(v any) string {
-	if v == nil {
-		return "null"
-	}
-	if raw, ok := v.(json.RawMessage); ok {
-		return truncate(string(raw), 60)
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return truncate(string(data), 60)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
-}
-
 // undoHint is the command that undoes journal, as it can be pasted into a shell.
 func undoHint(o *options, journal string) string {
-	return "sessionctl --home " + shellQuote(o.Home.Dir) + " undo " + shellQuote(journal) + " --apply"
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "sessionctl --home " + listout.ShellQuote(o.Home.Dir) + " undo " + listout.ShellQuote(journal) + " --apply"
 }
 
 // reportSummary reports a write whose data is data, people reading its one-line summary

@@ -99,6 +99,7 @@ func TestScripts(t *testing.T) {
 			"hygienematch": cmdHygieneMatch,
 			"sqlexec":      cmdSQLExec,
 			"homesnap":     cmdHomeSnap,
+			"genhome":      cmdGenhome,
 		},
 	})
 }

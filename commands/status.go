@@ -5,6 +5,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/group"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/listout"
 	"github.com/urfave/cli/v2"
@@ -16,7 +17,7 @@ func statusCommand() *cli.Command {
 		Usage:     "show the home: paths, gateway, storage model, schema, counts and what the next gateway start will do",
 		ArgsUsage: " ",
 		UsageText: "sessionctl --profile work status",
-		Flags:     []cli.Flag{metricsFlag()},
+		Flags:     []cli.Flag{allFlag(), metricsFlag()},
 		Action:    withMetrics(runStatus),
 	}
 }
@@ -47,7 +48,7 @@ func showStatus(c *cli.Context, o *options) error {
 	}
 	findings := check.Scope(h)
 	if o.json {
-		return emitJSON(o, newEnvelope(h, o, result{data: data, findings: findings}))
+		return emitJSON(o, newEnvelope(h, o, result{data: data, findings: findings, summary: true, next: group.OfNextStart(data.NextStart)}))
 	}
 	if o.quiet {
 		return nil
@@ -102,17 +103,47 @@ func printNextStart(o *options, d check.StatusData) error {
 		return nil
 	}
 	fmt.Fprintln(o.stdout, "next start:")
+	keep := printGroups(o, group.OfNextStart(d.NextStart), "action(s)")
 	rows := make([][]string, 0, len(d.NextStart))
-	for _, a := range d.NextStart {
-		rows = append(rows, []string{a.Key, a.Action, a.Reason})
+	for i, a := range d.NextStart {
+		if keep(i) {
+			rows = append(rows, []string{a.Key, a.Action, a.Reason})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
 	}
 	return renderTable(o.stdout, []string{"KEY", "ACTION", "WHY"}, rows)
 }
 
+// printFindings prints one line a finding, a check's findings folded into one line when
+// there are more than group.Fit of them (without --all), the totals first then.
 func printFindings(o *options, findings []check.Finding) {
-	for _, f := range findings {
-		fmt.Fprintf(o.stdout, "%s %s %s: %s\n", severityWord(o, f.Severity), f.Check, listout.Printable(f.Subject, false), listout.Printable(f.Message, false))
+	sum := group.OfFindings(findings)
+	if sum.Cut() && !o.all {
+		fmt.Fprintln(o.stdout, sum.Head())
 	}
+	for i, f := range findings {
+		if g, ok := sum.Line(i, o.all); g != nil {
+			fmt.Fprintf(o.stdout, "%s %s\n", severityWord(o, f.Severity), listout.Printable(g.Text(o.allHint), false))
+		} else if ok {
+			fmt.Fprintf(o.stdout, "%s %s %s: %s\n", severityWord(o, f.Severity), f.Check, listout.Printable(f.Subject, false), listout.Printable(f.Message, false))
+		}
+	}
+}
+
+// printGroups prints the folded groups of sum, each on one line after a head line, and
+// returns keep: whether subject i is printed on its own.
+func printGroups(o *options, sum *group.Summary, noun string) (keep func(int) bool) {
+	if sum.Cut() && !o.all {
+		fmt.Fprintln(o.stdout, sum.Head(noun))
+	}
+	for i := range sum.Total {
+		if g, _ := sum.Line(i, o.all); g != nil {
+			fmt.Fprintln(o.stdout, "  "+listout.Printable(g.Text(o.allHint), false))
+		}
+	}
+	return func(i int) bool { g, ok := sum.Line(i, o.all); return ok && g == nil }
 }
 
 func severityWord(o *options, sev check.Severity) string {

@@ -16,7 +16,7 @@ func upgradeCheckCommand() *cli.Command {
 		UsageText: "sessionctl upgrade-check --to r0817",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "`GEN`: a generation (r0715, r0817) or a schema version (v21, v26)"},
-			failOnFlag("`LEVEL` that fails the run: error (data lost, the default), warn or never"),
+			failOnFlag("`LEVEL` that fails the run: error (data lost, the default), warn or never"), allFlag(),
 		},
 		Action: runUpgradeCheck,
 	}

@@ -37,6 +37,11 @@ type StartAction struct {
 // (mode none); the unclean path runs recover_interrupted_turns before the 120 s crash
 // recovery and the clean path discard_active_turn_markers; the stuck-loop check runs on both.
 func PreviewStart(h *home.Home, rows map[string]home.Row, rec map[string]home.Recovery) []StartAction {
+	return previewStart(h, rows, rec).out
+}
+
+// previewStart runs the start's passes (PreviewStart) and returns what they did to each entry.
+func previewStart(h *home.Home, rows map[string]home.Row, rec map[string]home.Recovery) *startPreview {
 	p := &startPreview{h: h, rows: rows, rec: rec, now: h.Opts.Clock.NaiveLocalMicros(time.Local),
 		state: map[string]*startState{}, out: []StartAction{}}
 	for _, e := range h.Loaded() {
@@ -52,7 +57,7 @@ func PreviewStart(h *home.Home, rows map[string]home.Row, rec map[string]home.Re
 		}
 		p.stuckLoop()
 		p.autoResume()
-		return p.out
+		return p
 	}
 	if !h.CleanShutdown {
 		p.loadPrune()
@@ -62,7 +67,7 @@ func PreviewStart(h *home.Home, rows map[string]home.Row, rec map[string]home.Re
 		p.loadPrune()
 	}
 	p.autoResume()
-	return p.out
+	return p
 }
 
 // startState is what the start has done to one entry so far.

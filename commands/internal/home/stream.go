@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -93,14 +94,18 @@ func (h *Home) mirrorNamesLegacy(rowLoads map[string]bool) (bool, error) {
 	return legacy, nil
 }
 
-// EachEntryRow calls emit with the row of each entry q selects, in order, at most q.Limit of
-// them, and returns how many q selects in all. The entries of a home opened for List on a
+// EachEntryRow calls emit with the row of each entry q selects, in order, and returns how
+// many q selects in all. With q.Limit, only the q.Limit most recently updated are emitted
+// (still in order, once all are read: a page of the newest, as sessions list's). The entries of a home opened for List on a
 // db-primary home are read page by page (entryPage entries and their state.db rows at a
 // time); any other home's are those loaded.
 func (h *Home) EachEntryRow(ctx context.Context, q EntryQuery, emit func(EntryRow) error) (int, error) {
 	sel := &entrySelection{h: h, q: q, now: h.Opts.Clock.NaiveLocalMicros(time.Local), emit: emit}
 	if h.Routing.stream == nil {
 		err := sel.page(ctx, h.Routing.Entries)
+		if err == nil {
+			err = sel.flush(ctx)
+		}
 		return sel.total, err
 	}
 	legacy, replaced, err := h.streamedLegacy()
@@ -119,6 +124,9 @@ func (h *Home) EachEntryRow(ctx context.Context, q EntryQuery, emit func(EntryRo
 	})
 	if err == nil {
 		err = sel.page(ctx, legacy)
+	}
+	if err == nil {
+		err = sel.flush(ctx)
 	}
 	return sel.total, err
 }
@@ -175,6 +183,44 @@ type entrySelection struct {
 	emit  func(EntryRow) error
 	total int // entries selected so far
 	shown int // rows emitted so far
+	// newest are the q.Limit most recently updated entries selected so far, with their
+	// selection order and staleness.
+	newest []pick
+}
+
+// pick is an entry kept for a limited list.
+type pick struct {
+	e     *sessionsjson.Entry
+	seq   int
+	stale bool
+}
+
+// keep keeps e among the q.Limit newest, replacing the oldest kept when e is newer.
+func (s *entrySelection) keep(e *sessionsjson.Entry, stale bool) {
+	p := pick{e, s.total, stale}
+	if len(s.newest) < s.q.Limit {
+		s.newest = append(s.newest, p)
+		return
+	}
+	oldest := 0
+	for i, k := range s.newest {
+		if k.e.UpdatedAt.WallMicros() < s.newest[oldest].e.UpdatedAt.WallMicros() {
+			oldest = i
+		}
+	}
+	if e.UpdatedAt.WallMicros() > s.newest[oldest].e.UpdatedAt.WallMicros() {
+		s.newest[oldest] = p
+	}
+}
+
+// flush emits the rows of the kept newest entries, in their selection order.
+func (s *entrySelection) flush(ctx context.Context) error {
+	slices.SortFunc(s.newest, func(a, b pick) int { return a.seq - b.seq })
+	entries, stale := make([]*sessionsjson.Entry, len(s.newest)), make([]bool, len(s.newest))
+	for i, p := range s.newest {
+		entries[i], stale[i] = p.e, p.stale
+	}
+	return s.emitRows(ctx, entries, stale)
 }
 
 // page emits the rows of the entries of one page that q selects, reading the state.db rows
@@ -188,11 +234,17 @@ func (s *entrySelection) page(ctx context.Context, entries []*sessionsjson.Entry
 			continue
 		}
 		s.total++
-		if s.q.Limit > 0 && s.shown+len(picked) >= s.q.Limit {
+		if s.q.Limit > 0 {
+			s.keep(e, isStale)
 			continue
 		}
 		picked, stale = append(picked, e), append(stale, isStale)
 	}
+	return s.emitRows(ctx, picked, stale)
+}
+
+// emitRows emits the rows of picked, reading their state.db rows.
+func (s *entrySelection) emitRows(ctx context.Context, picked []*sessionsjson.Entry, stale []bool) error {
 	if len(picked) == 0 {
 		return nil
 	}
