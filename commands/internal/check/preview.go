@@ -282,14 +282,11 @@ func (p *startPreview) autoResume() {
 // policy is not known, or the entry's updated_at is aware, it says which checks decide.
 func (p *startPreview) nextMessageReason(e *sessionsjson.Entry) string {
 	const unknown = " (the reset policy's idle or daily check, else the freshness gate: resume_pending_expired)"
-	if p.reset == nil {
-		pol, ok := startup.ReadResetPolicy(p.h.Opts.Home, p.h.Rules)
-		p.reset = &resetView{pol, ok}
-	}
-	if !p.reset.known || e.UpdatedAt.Aware {
+	pol, ok := p.resetPolicy(e)
+	if !ok {
 		return unknown
 	}
-	pol, updated := p.reset.policy, e.UpdatedAt.WallMicros()
+	updated := e.UpdatedAt.WallMicros()
 	policy := "reset mode " + pol.Mode
 	if r := pol.Reason(updated, p.now); r != "" {
 		return fmt.Sprintf(": reason %s (%s, the reset policy's check runs before the freshness gate), unless a background process of the session is running", r, policy)
@@ -300,6 +297,21 @@ func (p *startPreview) nextMessageReason(e *sessionsjson.Entry) string {
 	}
 	return fmt.Sprintf(": reason resume_pending_expired (the freshness gate) if it comes before %s, from then %s (%s)",
 		sessionsjson.FormatNaive(at), pol.Reason(updated, at), policy)
+}
+
+// resetPolicy is the home's reset policy as it applies to e's next message (read once), ok
+// false where sessionctl cannot know it: its sources (startup.ReadResetPolicy), an aware
+// updated_at (the comparison with the naive now raises), or a generation whose policy code
+// it has not ported (only r0703 and r0715, Rules.FreshnessGate without PeerRecovery).
+func (p *startPreview) resetPolicy(e *sessionsjson.Entry) (startup.ResetPolicy, bool) {
+	if !p.h.Rules.FreshnessGate || p.h.Rules.PeerRecovery || e.UpdatedAt.Aware {
+		return startup.ResetPolicy{}, false
+	}
+	if p.reset == nil {
+		pol, ok := startup.ReadResetPolicy(p.h.Opts.Home, p.h.Rules)
+		p.reset = &resetView{pol, ok}
+	}
+	return p.reset.policy, p.reset.known
 }
 
 // resetView is the home's reset policy as the preview read it, once.

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
@@ -90,7 +91,25 @@ func (p *startPreview) nextMessage(e *sessionsjson.Entry, actions []StartAction)
 		return "the start resumes session " + id + " (auto-resume); the next message continues it" + policy
 	}
 	if did("expire on next message") != "" {
-		return "resets (auto_reset_reason resume_pending_expired, the freshness gate): a new session"
+		return "resets, a new session" + p.nextMessageReason(e)
 	}
-	return "continues session " + id + policy
+	return p.continues(e, id, policy)
+}
+
+// continues is the next message of an entry the start leaves in place: it continues session
+// id unless the home's reset policy resets it (SessionStore._should_reset, evaluated where
+// the preview knows the policy: check.resetPolicy).
+func (p *startPreview) continues(e *sessionsjson.Entry, id, unknown string) string {
+	pol, ok := p.resetPolicy(e)
+	if !ok {
+		return "continues session " + id + unknown
+	}
+	updated := e.UpdatedAt.WallMicros()
+	if r := pol.Reason(updated, p.now); r != "" {
+		return fmt.Sprintf("resets (auto_reset_reason %s, reset mode %s): a new session, unless a background process of the session is running", r, pol.Mode)
+	}
+	if at := pol.Starts(updated); at != 0 {
+		return fmt.Sprintf("continues session %s if it comes before %s, from then resets (%s, reset mode %s)", id, sessionsjson.FormatNaive(at), pol.Reason(updated, at), pol.Mode)
+	}
+	return "continues session " + id + " (reset mode " + pol.Mode + " never resets)"
 }
