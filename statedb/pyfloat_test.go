@@ -37,3 +37,29 @@ func TestValuePyFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestActiveAt: the recovered entry's updated_at is made as r0817's
+// _create_entry_from_recovered_row makes it: float(last_activity_at) unless NULL, else
+// float(started_at); a value float() or fromtimestamp() raises on falls back to started_at,
+// and a started_at that does to the epoch.
+func TestActiveAt(t *testing.T) {
+	for _, c := range []struct {
+		last, started any
+		want          float64
+	}{
+		{nil, 1784000000.5, 1784000000.5},
+		{1784100000.0, 1784000000.5, 1784100000},
+		{int64(1784100000), 1784000000.5, 1784100000},
+		{"recent", 1784000000.5, 1784000000.5},
+		{" 1784100000.25 ", 1784000000.5, 1784100000.25},
+		{"inf", 1784000000.5, 1784000000.5},
+		{1e300, 1784000000.5, 1784000000.5},
+		{[]byte("1784100000"), 1784000000.5, 1784100000},
+		{"recent", "last week", 0},
+		{nil, "1784000000", 1784000000},
+	} {
+		if got := activeAt(c.last, c.started); got != c.want {
+			t.Errorf("activeAt(%v, %v) = %v, want %v", c.last, c.started, got, c.want)
+		}
+	}
+}
