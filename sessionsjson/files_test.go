@@ -387,12 +387,15 @@ func TestDetectGatewayPIDFile(t *testing.T) {
 	start, _ := procStartTime(cmd.Process.Pid)
 	tests := []struct {
 		start   int64
+		extra   string
 		running bool
-	}{{start, true}, {start + 1, false}}
+	}{{start, "", true}, {start + 1, "", false},
+		// json.loads reads NaN and Infinity (issue 29 item 6): the record is usable.
+		{start, `, "argv": [NaN, Infinity, -Infinity]`, true}}
 	for _, tt := range tests {
-		mustWrite(t, h.PIDFile(), fmt.Sprintf(`{"pid": %d, "start_time": %d}`, cmd.Process.Pid, tt.start), 0o644)
+		mustWrite(t, h.PIDFile(), fmt.Sprintf(`{"pid": %d, "start_time": %d%s}`, cmd.Process.Pid, tt.start, tt.extra), 0o644)
 		if st := DetectGateway(h); st.Running != tt.running {
-			t.Errorf("start_time %d: %+v", tt.start, st)
+			t.Errorf("start_time %d%s: %+v", tt.start, tt.extra, st)
 		}
 	}
 }

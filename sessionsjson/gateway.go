@@ -3,6 +3,7 @@
 package sessionsjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,9 +18,9 @@ var gatewayCmdlines = []string{"hermes_cli.main gateway", "hermes_cli/main.py ga
 
 // pidRecord is the gateway.pid / gateway_state.json content the detection needs.
 type pidRecord struct {
-	PID          int     `json:"pid"`
-	StartTime    *int64  `json:"start_time"`
-	GatewayState *string `json:"gateway_state"`
+	PID          int
+	StartTime    *int64
+	GatewayState *string
 }
 
 // DetectGateway decides whether a gateway runs on h (upstream gateway/status.py, gateway.lock and gateway.pid). It never creates, modifies or
@@ -60,19 +61,57 @@ func probeLock(path string) (bool, error) {
 	return false, Unlock(f)
 }
 
+// readPIDRecord reads gateway.pid, gateway.lock's record or gateway_state.json as the
+// runtime's _read_pid_record loads them (json.loads: LoadJSON, NaN and Infinity included): an
+// object with an integer pid, or a bare pid.
 func readPIDRecord(path string) (pidRecord, bool) {
 	data, err := ReadRegularFile(path, MaxSmallFileBytes)
 	if err != nil {
 		return pidRecord{}, false
 	}
+	v, err := LoadJSON(bytes.TrimSpace(data))
+	if err != nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > 0 {
+			return pidRecord{PID: n}, true
+		}
+		return pidRecord{}, false
+	}
 	var rec pidRecord
-	if json.Unmarshal(data, &rec) == nil && rec.PID > 0 {
-		return rec, true
+	switch x := v.(type) {
+	case json.Number: // a bare pid
+		rec.PID = pidOf(x)
+	case map[string]any:
+		n, _ := x["pid"].(json.Number)
+		rec.PID = pidOf(n)
+		switch st := x["start_time"].(type) {
+		case nil:
+		case json.Number:
+			i, err := st.Int64()
+			if err != nil {
+				return pidRecord{}, false // not an integer: no usable record, as before
+			}
+			rec.StartTime = &i
+		default:
+			return pidRecord{}, false
+		}
+		switch state := x["gateway_state"].(type) {
+		case nil:
+		case string:
+			rec.GatewayState = &state
+		default:
+			return pidRecord{}, false
+		}
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && n > 0 {
-		return pidRecord{PID: n}, true
+	return rec, rec.PID > 0
+}
+
+// pidOf is a JSON integer's value as a pid, 0 for any other number.
+func pidOf(n json.Number) int {
+	i, err := strconv.Atoi(string(n))
+	if err != nil {
+		return 0
 	}
-	return pidRecord{}, false
+	return i
 }
 
 func firstPID(paths ...string) int {

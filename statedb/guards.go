@@ -160,8 +160,9 @@ func CheckRepairLedger(dbPath string) error {
 		name, ledger.FailedAttempts, fp, ErrRepairAbandoned)
 }
 
-// ReadRepairLedger reads and decodes a repair ledger: a JSON object with a string
-// "fingerprint" and an integer "failed_attempts" (other members are ignored). A missing file
+// ReadRepairLedger reads and decodes a repair ledger as the runtime's json.loads reads it
+// (sessionsjson.LoadJSON: NaN and Infinity load): a JSON object with a string "fingerprint"
+// and an integer "failed_attempts" (other members are ignored). A missing file
 // wraps fs.ErrNotExist; anything else that is not such a ledger (not a regular file, over
 // 64 KiB, not JSON, missing or mistyped members) is an error.
 func ReadRepairLedger(path string) (RepairLedger, error) {
@@ -169,26 +170,25 @@ func ReadRepairLedger(path string) (RepairLedger, error) {
 	if err != nil {
 		return RepairLedger{}, err
 	}
-	var raw struct {
-		Fingerprint    *string         `json:"fingerprint"`
-		FailedAttempts json.RawMessage `json:"failed_attempts"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	v, err := sessionsjson.LoadJSON(data)
+	if err != nil {
 		return RepairLedger{}, fmt.Errorf("not a JSON object: %v", err)
 	}
-	if dec.More() {
-		return RepairLedger{}, errors.New("data after the JSON object")
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return RepairLedger{}, errors.New("not a JSON object")
 	}
-	if raw.Fingerprint == nil || raw.FailedAttempts == nil {
+	fp, fpOK := obj["fingerprint"].(string)
+	attempts, attemptsOK := obj["failed_attempts"]
+	if !fpOK || !attemptsOK {
 		return RepairLedger{}, errors.New(`"fingerprint" (string) and "failed_attempts" (integer) are required`)
 	}
-	n, err := json.Number(raw.FailedAttempts).Int64() // a JSON integer; a string or a fraction is not
+	num, _ := attempts.(json.Number)
+	n, err := num.Int64() // a JSON integer; a string, a fraction or NaN is not
 	if err != nil {
-		return RepairLedger{}, fmt.Errorf(`"failed_attempts" is not an integer: %s`, raw.FailedAttempts)
+		return RepairLedger{}, fmt.Errorf(`"failed_attempts" is not an integer: %v`, attempts)
 	}
-	return RepairLedger{Fingerprint: *raw.Fingerprint, FailedAttempts: n}, nil
+	return RepairLedger{Fingerprint: fp, FailedAttempts: n}, nil
 }
 
 // readSmallRegular reads a regular file of at most limit bytes without blocking on a named

@@ -109,6 +109,10 @@ func TestCheckRepairLedger(t *testing.T) {
 		{name: "given up", ledger: `{"fingerprint": "FP", "failed_attempts": 3, "last_attempt": 1784190000.5}`, want: ErrRepairAbandoned},
 		{name: "more than enough", ledger: `{"failed_attempts": 7, "fingerprint": "FP"}`, want: ErrRepairAbandoned},
 		{name: "two failures", ledger: `{"fingerprint": "FP", "failed_attempts": 2}`},
+		// json.loads reads NaN and Infinity (issue 29 item 6): the ledger is read, not malformed.
+		{name: "given up, NaN beside", ledger: `{"fingerprint": "FP", "failed_attempts": 3, "last_attempt": NaN}`, want: ErrRepairAbandoned},
+		{name: "two failures, Infinity beside", ledger: `{"fingerprint": "FP", "failed_attempts": 2, "x": [Infinity, -Infinity]}`},
+		{name: "count NaN", ledger: `{"fingerprint": "FP", "failed_attempts": NaN}`, want: ErrRepairLedger},
 		{name: "stale fingerprint", ledger: `{"fingerprint": "1:2", "failed_attempts": 3}`},
 		{name: "zero", ledger: `{"fingerprint": "FP", "failed_attempts": 0}`},
 		{name: "not json", ledger: `{"fingerprint": "FP", "failed_att`, want: ErrRepairLedger},

@@ -3,9 +3,11 @@ package statedb
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+
+	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
 // TurnLease is a live row of session_turn_leases (r0817, 6e929a969): some process is running
@@ -13,19 +15,29 @@ import (
 type TurnLease struct {
 	ConversationID string
 	Holder         string
-	ExpiresAt      float64
+	ExpiresAt      Value // as stored: a TEXT expiry is later than any time (Compare)
+}
+
+// ExpiresText renders ExpiresAt for messages: a number in decimal, another value as SQL
+// writes it.
+func (l TurnLease) ExpiresText() string {
+	if f, ok := l.ExpiresAt.Number(); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return l.ExpiresAt.Literal()
 }
 
 // liveLeases returns the turn leases live at now, by conversation id. Live is
 // `expires_at >= now`, the definition sessionctl uses for compression locks too (never a PID
-// probe: the holder may run in another PID namespace or on another host). Without the table
-// (before r0817) there are none.
+// probe: the holder may run in another PID namespace or on another host), compared in SQL as
+// the runtime's SQL compares: an expiry stored as TEXT ('never') is later than every time, so
+// the lease is live. Without the table (before r0817) there are none.
 func (db *DB) liveLeases(ctx context.Context, q querier, now float64) (map[string]TurnLease, error) {
 	if !db.schema.Tables["session_turn_leases"] {
 		return nil, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT conversation_id, holder, +expires_at FROM session_turn_leases
-		WHERE expires_at >= ? ORDER BY conversation_id`, now)
+	rows, err := q.QueryContext(ctx, `SELECT conversation_id, CAST(holder AS TEXT), +expires_at FROM session_turn_leases
+		WHERE expires_at >= ? AND typeof(conversation_id) = 'text' ORDER BY conversation_id`, now)
 	if err != nil {
 		return nil, fmt.Errorf("read turn leases: %w", err)
 	}
@@ -33,35 +45,45 @@ func (db *DB) liveLeases(ctx context.Context, q querier, now float64) (map[strin
 	out := map[string]TurnLease{}
 	for rows.Next() {
 		var l TurnLease
-		var expires sql.NullFloat64
+		var expires any
 		if err := rows.Scan(&l.ConversationID, &l.Holder, &expires); err != nil {
 			return nil, fmt.Errorf("read turn leases: %w", err)
 		}
-		l.ExpiresAt = expires.Float64
+		if l.ExpiresAt, err = valueFromDriver(expires); err != nil {
+			return nil, fmt.Errorf("turn lease of %q: %w", l.ConversationID, err)
+		}
 		out[l.ConversationID] = l
 	}
 	return out, rows.Err()
 }
 
-// leaseRoot returns the conversation id of a session's turn lease: the lineage root reached
-// by walking parents that ended by compression, stopping at an explicit fork child (r0817
-// hermes_state.py _session_turn_lease_key_on_conn and _is_explicit_fork_child_row: a 'tool'
-// child, or one whose model_config names its parent in _branched_from or _delegate_from).
+// leaseRoot returns the conversation id of a session's turn lease, walked as r0817's
+// hermes_state.py _session_turn_lease_key_on_conn walks (481156139): from the session up
+// through parents that ended by compression, with the set of ids seen so far, stopping at a
+// session without a parent, one whose parent was seen already (a cycle: the key is then the
+// last member reached before the repeat), an explicit fork child (_is_explicit_fork_child_row)
+// and a parent that is missing or did not end by compression. The runtime's dict(row)
+// comparisons are made in SQL, on the values as stored (a BLOB 'compression' or 'tool' is not
+// the TEXT), and only a TEXT parent id is followed (the runtime's `WHERE id = ?` with a bytes
+// parent finds no TEXT id).
 func leaseRoot(ctx context.Context, q querier, id string) (string, error) {
 	cur, seen := id, map[string]bool{id: true}
 	for {
-		var parent, source, config, parentEnd sql.NullString
-		err := q.QueryRowContext(ctx, `SELECT s.parent_session_id, s.source, s.model_config, p.end_reason
+		var parent, config sql.NullString
+		var tool, parentCompression bool
+		err := q.QueryRowContext(ctx, `SELECT CASE typeof(s.parent_session_id) WHEN 'text' THEN s.parent_session_id END,
+			COALESCE(s.source = 'tool', 0), CASE typeof(s.model_config) WHEN 'text' THEN s.model_config END,
+			COALESCE(p.end_reason = 'compression', 0)
 			FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id WHERE s.id = ?`, cur).
-			Scan(&parent, &source, &config, &parentEnd)
+			Scan(&parent, &tool, &config, &parentCompression)
 		if errors.Is(err, sql.ErrNoRows) {
 			return cur, nil
 		}
 		if err != nil {
 			return "", fmt.Errorf("lineage root of %q: %w", id, err)
 		}
-		if !parent.Valid || parent.String == "" || seen[parent.String] || forkChild(parent.String, source, config) ||
-			parentEnd.String != EndReasonCompression {
+		if !parent.Valid || parent.String == "" || seen[parent.String] || tool || forkMarked(parent.String, config) ||
+			!parentCompression {
 			return cur, nil
 		}
 		seen[parent.String] = true
@@ -69,13 +91,16 @@ func leaseRoot(ctx context.Context, q querier, id string) (string, error) {
 	}
 }
 
-// forkChild is _is_explicit_fork_child_row for a row with a parent.
-func forkChild(parent string, source, config sql.NullString) bool {
-	if source.String == "tool" {
-		return true
+// forkMarked is the model_config half of _is_explicit_fork_child_row for a row whose parent
+// is parent: the TEXT config loads (json.loads, NaN and Infinity included: LoadJSON) to an
+// object whose _branched_from or _delegate_from is the parent's id.
+func forkMarked(parent string, config sql.NullString) bool {
+	if !config.Valid || config.String == "" {
+		return false
 	}
-	var cfg map[string]any
-	if !config.Valid || json.Unmarshal([]byte(config.String), &cfg) != nil {
+	v, err := sessionsjson.LoadJSON([]byte(config.String))
+	cfg, ok := v.(map[string]any)
+	if err != nil || !ok {
 		return false
 	}
 	return cfg["_branched_from"] == parent || cfg["_delegate_from"] == parent
@@ -114,16 +139,31 @@ func leasedSessions(ctx context.Context, q querier, leases map[string]TurnLease)
 		if err != nil {
 			return nil, err
 		}
-		if root != conv {
-			continue
-		}
+		reached := map[string]TurnLease{}
 		for frontier := []string{conv}; len(frontier) > 0; {
 			for _, id := range frontier {
-				out[id] = l
+				reached[id] = l
 			}
-			if frontier, err = continuations(ctx, q, frontier, out); err != nil {
+			if frontier, err = continuations(ctx, q, frontier, reached); err != nil {
 				return nil, err
 			}
+		}
+		for id := range reached {
+			// When conv is its own key, so is every session reached: the walk up from one
+			// retraces the way down and stops at conv as conv's own walk does. Otherwise conv
+			// is on a compression cycle (or keyed above), and each session's key is its own
+			// walk's end: in a cycle of two, the continuation of one member is keyed by the
+			// other.
+			if root != conv {
+				key, err := leaseRoot(ctx, q, id)
+				if err != nil {
+					return nil, err
+				}
+				if key != conv {
+					continue
+				}
+			}
+			out[id] = l
 		}
 	}
 	return out, nil
@@ -134,7 +174,8 @@ func leasedSessions(ctx context.Context, q querier, leases map[string]TurnLease)
 func continuations(ctx context.Context, q querier, parents []string, seen map[string]TurnLease) ([]string, error) {
 	var next []string
 	for _, chunk := range chunks(parents) {
-		rows, err := q.QueryContext(ctx, `SELECT c.id, c.parent_session_id, c.source, c.model_config FROM sessions c
+		rows, err := q.QueryContext(ctx, `SELECT CAST(c.id AS TEXT), c.parent_session_id, COALESCE(c.source = 'tool', 0),
+			CASE typeof(c.model_config) WHEN 'text' THEN c.model_config END FROM sessions c
 			JOIN sessions p ON p.id = c.parent_session_id
 			WHERE c.parent_session_id IN (`+placeholders(len(chunk))+`) AND p.end_reason = 'compression'`, stringArgs(chunk)...)
 		if err != nil {
@@ -142,12 +183,13 @@ func continuations(ctx context.Context, q querier, parents []string, seen map[st
 		}
 		for rows.Next() {
 			var id, parent string
-			var source, config sql.NullString
-			if err := rows.Scan(&id, &parent, &source, &config); err != nil {
+			var tool bool
+			var config sql.NullString
+			if err := rows.Scan(&id, &parent, &tool, &config); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read continuations: %w", err)
 			}
-			if _, ok := seen[id]; !ok && !forkChild(parent, source, config) {
+			if _, ok := seen[id]; !ok && !tool && !forkMarked(parent, config) {
 				next = append(next, id)
 			}
 		}

@@ -25,8 +25,9 @@ type Peer struct {
 type Recovered struct {
 	ID        string
 	EndReason string // "" while open; agent_close or ws_orphan_reap: the gateway reopens it
-	// ActiveAt is COALESCE(last_activity_at, started_at): the recovered entry's updated_at
-	// (r0817; 0 under the earlier lookups, whose callers date the entry now).
+	// ActiveAt is the recovered entry's updated_at: last_activity_at, else started_at, read
+	// as the runtime reads them (activeAt; r0817; 0 under the earlier lookups, whose callers
+	// date the entry now).
 	ActiveAt float64
 	// HasMessages is the lookup's _has_messages: r0817 sets the rebuilt entry's
 	// reset_had_activity from it (the earlier lookups only find rows with messages).
@@ -49,7 +50,7 @@ const hasMessages = `(COALESCE(s.message_count, 0) > 0 OR EXISTS (SELECT 1 FROM 
 
 // recoverByKey is the exact-key query of r0817's find_latest_gateway_session_for_peer
 // (d2a4d373e PR #82633: no longer requires messages, ranks by messages then recency).
-var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at), ` + hasMessages + ` FROM sessions s
+var recoverByKey = `SELECT s.id, COALESCE(s.end_reason, ''), +s.last_activity_at, +s.started_at, ` + hasMessages + ` FROM sessions s
 	WHERE s.session_key = ? AND s.source = ? AND ` + recoverable + ` AND ` +
 	resetFence("b.session_key = s.session_key AND b.source = s.source") + `
 	ORDER BY ` + hasMessages + ` DESC, COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
@@ -81,7 +82,7 @@ func peerTerms(peer *Peer) (cand, fence string, candArgs, fenceArgs []any) {
 // its arguments follow the source.
 func recoverByPeer(peer *Peer) (string, []any) {
 	cand, fence, candArgs, fenceArgs := peerTerms(peer)
-	query := `SELECT s.id, COALESCE(s.end_reason, ''), COALESCE(s.last_activity_at, s.started_at), 1 FROM sessions s
+	query := `SELECT s.id, COALESCE(s.end_reason, ''), +s.last_activity_at, +s.started_at, 1 FROM sessions s
 	WHERE s.source = ?` + cand + ` AND ` + recoverable + ` AND ` + hasMessages + ` AND ` +
 		resetFence("b.source = s.source"+fence) + `
 	ORDER BY COALESCE(s.last_activity_at, s.started_at) DESC LIMIT 1`
@@ -91,7 +92,8 @@ func recoverByPeer(peer *Peer) (string, []any) {
 // recoveryQueries is one generation's find_latest_gateway_session_for_peer: its exact-key
 // query (arguments: key, source), its peer-tuple fallback (the query and its arguments after
 // the source) and the sessions columns they read. Each query selects the id, the end_reason
-// ("" while open), the row's activity time (Recovered.ActiveAt) and whether it has messages.
+// ("" while open), last_activity_at and started_at as stored (Recovered.ActiveAt is made of
+// them) and whether it has messages.
 type recoveryQueries struct {
 	byKey   string
 	byPeer  func(*Peer) (string, []any)
@@ -102,7 +104,7 @@ type recoveryQueries struct {
 // c2a3b9ce5): rows with messages only, the latest started_at first, no reset fence. Their
 // callers rebuild the entry with updated_at = now, so ActiveAt is not selected (0).
 func recoveryBefore26(recoverable string) recoveryQueries {
-	const cols = `SELECT s.id, COALESCE(s.end_reason, ''), 0.0, 1 FROM sessions s WHERE `
+	const cols = `SELECT s.id, COALESCE(s.end_reason, ''), NULL, 0.0, 1 FROM sessions s WHERE `
 	return recoveryQueries{
 		byKey: cols + `s.session_key = ? AND s.source = ? AND ` + recoverable + ` AND ` + hasMessages +
 			` ORDER BY s.started_at DESC LIMIT 1`,
@@ -146,8 +148,10 @@ func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with, key, 
 	if key == "" {
 		return r, false, nil
 	}
-	err = q.QueryRowContext(ctx, with+rq.byKey, key, source).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
+	var last, started any
+	err = q.QueryRowContext(ctx, with+rq.byKey, key, source).Scan(&r.ID, &r.EndReason, &last, &started, &r.HasMessages)
 	if err == nil {
+		r.ActiveAt = activeAt(last, started)
 		return r, true, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -157,14 +161,48 @@ func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with, key, 
 		return r, false, nil
 	}
 	query, args := rq.byPeer(peer)
-	err = q.QueryRowContext(ctx, with+query, append([]any{source}, args...)...).Scan(&r.ID, &r.EndReason, &r.ActiveAt, &r.HasMessages)
+	err = q.QueryRowContext(ctx, with+query, append([]any{source}, args...)...).Scan(&r.ID, &r.EndReason, &last, &started, &r.HasMessages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
 	if err != nil {
 		return r, false, classify(op, err, false)
 	}
+	r.ActiveAt = activeAt(last, started)
 	return r, true, nil
+}
+
+// Python's datetime.fromtimestamp accepts the years 1 to 9999 (a day inside each end, for
+// the local offset).
+const (
+	minTimestamp = -62135596800 + 86400
+	maxTimestamp = 253402300800 - 86400
+)
+
+// activeAt is the updated_at r0817's _create_entry_from_recovered_row (gateway/session.py at
+// 481156139) gives the entry it rebuilds on the recovered row: fromtimestamp(float(
+// last_activity_at)) when it is not NULL, else created_at = fromtimestamp(float(started_at));
+// a value float() or fromtimestamp() raises on (a TEXT 'recent', NaN, a year past 9999)
+// falls back, last_activity_at to created_at and started_at to the epoch ("must look old,
+// never freshly active"). The lookups' ORDER BY and fence compare the stored values in SQL,
+// as the runtime's do.
+func activeAt(lastRaw, startedRaw any) float64 {
+	stamp := func(raw any) (float64, bool) {
+		v, err := valueFromDriver(raw)
+		if err != nil {
+			return 0, false
+		}
+		f, ok := v.PyFloat()
+		return f, ok && f > minTimestamp && f < maxTimestamp // false for NaN and the infinities too
+	}
+	created, _ := stamp(startedRaw)
+	if lastRaw == nil {
+		return created
+	}
+	if f, ok := stamp(lastRaw); ok {
+		return f
+	}
+	return created
 }
 
 func nullable(s *string) any {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -133,11 +134,14 @@ func badModelConfigs(ctx context.Context, h *home.Home) ([]Finding, error) {
 // prune_empty_ghost_sessions, finalize_orphaned_compression_sessions,
 // try_acquire_compression_lock, c2a3b9ce5), and sessionctl compares them the same way.
 var oddEffects = map[string]string{
-	"sessions.started_at":           "the runtime's SQL takes it as later than any time: no age cutoff (the ghost prune, the orphan finalize) ever takes this row, and lists sort it first",
-	"sessions.ended_at":             "the runtime's SQL takes the row as ended (ended_at IS NOT NULL) at a time later than any other: an empty, untitled TUI row with it is pruned as a ghost",
-	"sessions.api_call_count":       "it never equals 0, so the runtime's orphan finalize never ends this row",
-	"compression_locks.expires_at":  "the runtime's SQL takes it as later than any time, so the lock never expires: the runtime never reclaims it (no other holder compresses the session) and finalize-orphans skips the session",
-	"compression_locks.acquired_at": "the runtime never compares it (no effect)",
+	"sessions.started_at":             "the runtime's SQL takes it as later than any time: no age cutoff (the ghost prune, the orphan finalize) ever takes this row, and lists sort it first",
+	"sessions.ended_at":               "the runtime's SQL takes the row as ended (ended_at IS NOT NULL) at a time later than any other: an empty, untitled TUI row with it is pruned as a ghost",
+	"sessions.api_call_count":         "it never equals 0, so the runtime's orphan finalize never ends this row",
+	"compression_locks.expires_at":    "the runtime's SQL takes it as later than any time, so the lock never expires: the runtime never reclaims it (no other holder compresses the session) and finalize-orphans skips the session",
+	"compression_locks.acquired_at":   "the runtime never compares it (no effect)",
+	"session_turn_leases.expires_at":  "the runtime's SQL takes it as later than any time, so the turn lease never expires: finalize-orphans and prune-ghosts skip the sessions it keys, and the other sessions are repaired as usual",
+	"session_turn_leases.acquired_at": "the runtime never compares it (no effect)",
+	"sessions.last_activity_at":       "the gateway's recovery lookup orders and fences by it as SQLite compares it (later than any time), and the entry it rebuilds on this row is dated by started_at instead (float() raises on it)",
 }
 
 // oddValues reports each value of a class the runtime never writes in its column (TEXT or a
@@ -151,19 +155,33 @@ func oddValues(ctx context.Context, h *home.Home) ([]Finding, error) {
 	out := make([]Finding, 0, len(odd))
 	for _, o := range odd {
 		what := o.Table + "." + o.Column
-		sev, fix := Warn, "; set it by hand with the gateway stopped (UPDATE "+o.Table+" SET "+o.Column+" = … WHERE …)"
-		if what == "compression_locks.acquired_at" {
+		sev, fix := Warn, "; set it by hand with the gateway stopped (UPDATE "+o.Table+" SET "+o.Column+" = … WHERE "+o.Where+")"
+		if noEffect[what] {
 			sev, fix = Info, ""
 		}
-		writes := "a time"
-		if o.Column == "api_call_count" {
-			writes = "a whole count"
+		writes, effect := oddWrites(o.Column), oddEffects[what]
+		if effect == "" {
+			effect = "its SQL compares the value as SQLite orders it (TEXT and BLOBs after every number), and sessionctl reads and compares it the same way"
 		}
-		effect := say(h, "the runtime writes "+writes+": "+oddEffects[what], "the runtimes this sessionctl knows write "+writes)
-		out = append(out, Finding{DBOddValue, sev, o.ID, fmt.Sprintf("%s holds %s (%s), where %s%s",
-			what, o.Value.Literal(), o.Value.Type, effect, fix)})
+		effect = say(h, "the runtime writes "+writes+": "+effect, "the runtimes this sessionctl knows write "+writes)
+		out = append(out, Finding{DBOddValue, sev, o.ID, fmt.Sprintf("%s holds %s (%s) in the row %s, where %s%s",
+			what, o.Value.Literal(), o.Value.Type, o.Where, effect, fix)})
 	}
 	return out, nil
+}
+
+// noEffect are the columns whose odd value changes nothing the runtime or sessionctl does.
+var noEffect = map[string]bool{"compression_locks.acquired_at": true, "session_turn_leases.acquired_at": true}
+
+// oddWrites says what the runtime writes in a column.
+func oddWrites(column string) string {
+	switch {
+	case column == "api_call_count" || strings.HasSuffix(column, "_count") || strings.HasSuffix(column, "_tokens"):
+		return "a whole count"
+	case strings.HasSuffix(column, "_at") || strings.HasSuffix(column, "_until") || column == "first_seen" || column == "last_seen":
+		return "a time"
+	}
+	return "a value of the column's declared type"
 }
 
 // walResetBug reports SQLite versions 3.7.0 … 3.51.2 except the 3.50.7 and 3.44.6 backports.

@@ -2,7 +2,6 @@ package home
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -316,8 +315,9 @@ func originString(e *sessionsjson.Entry, name string) *string {
 	if !ok || len(raw) == 0 || raw[0] != '"' {
 		return nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	v, err := sessionsjson.LoadJSON(raw)
+	s, isString := v.(string)
+	if err != nil || !isString {
 		return nil
 	}
 	return &s

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -191,7 +190,7 @@ func (r *Run) batches(ctx context.Context, ids []string, maxRows int, res Outcom
 func leasedFinding(id check.ID, session string, l *statedb.TurnLease) check.Finding {
 	return check.Finding{Check: id, Severity: check.Info, Subject: session,
 		Message: fmt.Sprintf("its conversation %s holds a live turn lease (%s, expires_at %s): a turn is running on it right now; skipped",
-			l.ConversationID, l.Holder, strconv.FormatFloat(l.ExpiresAt, 'f', -1, 64))}
+			l.ConversationID, l.Holder, l.ExpiresText())}
 }
 
 // finalizeReport lists the sessions ended (or to end) and the live-locked ones skipped.

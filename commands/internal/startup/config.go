@@ -328,28 +328,6 @@ func pyIntString(s string) (int64, error) {
 	return saturate(new(big.Float).SetInt(v)), nil
 }
 
-// pyFloatDigits is what Python's float(str) accepts besides inf and nan: a decimal number,
-// single underscores between digits.
-var pyFloatDigits = regexp.MustCompile(`^[-+]?(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)(?:[eE][-+]?[0-9](?:_?[0-9])*)?$`)
-
-// pyFloat is Python's float(s) of a state_meta value.
-func pyFloat(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
-	case "inf", "infinity":
-		if strings.HasPrefix(t, "-") {
-			return math.Inf(-1), nil
-		}
-		return math.Inf(1), nil
-	case "nan":
-		return math.NaN(), nil
-	}
-	if !pyFloatDigits.MatchString(t) {
-		return 0, fmt.Errorf("could not convert string to float: %q", s)
-	}
-	return strconv.ParseFloat(strings.ReplaceAll(t, "_", ""), 64)
-}
-
 // autoPruneSettings are the arguments maybe_auto_prune_and_vacuum's callers pass.
 type autoPruneSettings struct {
 	enabled                         bool

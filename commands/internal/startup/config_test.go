@@ -1,7 +1,6 @@
 package startup
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,23 +57,5 @@ func TestSessionsSettings(t *testing.T) {
 				t.Errorf("got %+v (note %q)", got, sec.note)
 			}
 		})
-	}
-}
-
-// TestPyFloat parses state_meta values as Python's float() does.
-func TestPyFloat(t *testing.T) {
-	for s, want := range map[string]float64{"1784086200.25": 1784086200.25, " 1e3\n": 1000, "1_000.5": 1000.5,
-		"-inf": math.Inf(-1), "Infinity": math.Inf(1), ".5": 0.5, "5.": 5} {
-		if got, err := pyFloat(s); err != nil || got != want {
-			t.Errorf("pyFloat(%q) = %v, %v; want %v", s, got, err, want)
-		}
-	}
-	for _, s := range []string{"", "0x10", "1__0", "_1", "abc", "1e"} {
-		if got, err := pyFloat(s); err == nil {
-			t.Errorf("pyFloat(%q) = %v, want an error", s, got)
-		}
-	}
-	if f, err := pyFloat("nan"); err != nil || !math.IsNaN(f) {
-		t.Errorf("pyFloat(nan) = %v, %v", f, err)
 	}
 }

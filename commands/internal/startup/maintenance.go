@@ -142,7 +142,7 @@ func (s *startRun) autoPrune(ctx context.Context, first bool) error {
 	if err != nil {
 		return err
 	}
-	if f, err := pyFloat(last); last != "" && err == nil && s.now-f < float64(s.cfg.minIntervalHours)*secondsPerHour {
+	if f, err := statedb.PyFloat(last); last != "" && err == nil && s.now-f < float64(s.cfg.minIntervalHours)*secondsPerHour {
 		s.maint.AutoPrune.Throttled = s.maint.AutoPrune.Throttled || first
 		return nil
 	}
@@ -181,7 +181,7 @@ func (s *startRun) vacuumDue(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, perr := pyFloat(last)
+	f, perr := statedb.PyFloat(last)
 	return last == "" || perr != nil || s.now-f >= float64(s.cfg.minVacuumIntervalDays)*secondsPerDay, nil
 }
 

@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -215,10 +214,9 @@ func gatewayEntryOf(m sessionsjson.Member) (e gatewayEntry, ok, stop bool) {
 	if strings.HasPrefix(m.Key, "_") {
 		return e, false, false
 	}
-	var entry map[string]any
-	dec := json.NewDecoder(bytes.NewReader(m.Raw))
-	dec.UseNumber()
-	if dec.Decode(&entry) != nil || entry == nil {
+	v, err := sessionsjson.LoadJSON(m.Raw) // as json.load read the file: NaN and Infinity load
+	entry, isObject := v.(map[string]any)
+	if err != nil || !isObject {
 		return e, false, false
 	}
 	id, idOK := pyStr(entry["session_id"])
