@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,5 +63,21 @@ func TestManHoldsHelp(t *testing.T) {
 	check(nil)
 	if !strings.Contains(sections["GLOBAL OPTIONS"], "--version, -v") {
 		t.Error("the page has no --version")
+	}
+}
+
+// TestNoColorSaidAsDone: the README and --no-color's help say what useColor does (issue 32):
+// NO_COLOR turns colour off when set and not empty, as no-color.org defines it, not "set to
+// anything" (an empty NO_COLOR= leaves colour on: TestColourOnlyOnATerminal).
+func TestNoColorSaidAsDone(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, help, _ := runCLI(t, "--help")
+	for what, text := range map[string]string{"README.md": strings.Join(strings.Fields(string(readme)), " "), "--help": help} {
+		if strings.Contains(text, "set to anything") || !strings.Contains(text, "NO_COLOR`"+" set and not empty") && !strings.Contains(text, "NO_COLOR is set and not empty") {
+			t.Errorf("%s does not say that NO_COLOR turns colour off when set and not empty", what)
+		}
 	}
 }
