@@ -147,7 +147,8 @@ func Answer(ctx context.Context, root *cmdtree.Command, r Request, env Env) []st
 }
 
 // flags are the flags that may come next, as typed: the command's own then the global ones
-// (at the top level, only those), --help, and no flag already given unless it repeats. Short
+// (at the top level, only those, and --version), --help, and no flag already given unless
+// it repeats. Short
 // names are offered only for a lone "-".
 func (l *line) flags(cur string) []string {
 	sets := [][]cmdtree.Flag{l.cmd.Flags}
@@ -167,7 +168,10 @@ func (l *line) flags(cur string) []string {
 			}
 		}
 	}
-	return append(out, "--help")
+	if out = append(out, "--help"); l.cmd == l.root {
+		out = append(out, "--version")
+	}
+	return out
 }
 
 // argValues are the values of the command's next argument, by the names its ArgsUsage gives
