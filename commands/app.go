@@ -31,8 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, s settings) int {
 	state := &runState{}
 	app := newApp(stdoutFor(args, stdout), stderr, s, state)
-	if completing(args) {
-		return completeArgs(ctx, app, args)
+	if r, ok := complete.Parse(args); ok {
+		return completeArgs(ctx, app, r)
 	}
 	norm, err := normaliseArgs(app, args)
 	if err == nil {
@@ -80,7 +80,6 @@ type runState struct {
 	opts     *options      // the command's resolved options, once resolved
 	emitted  bool          // the envelope is on stdout
 	metrics  *metrics.File // --metrics-file, checked (nil without it)
-	word     string        // a completion request's last word, the one being completed
 	progress *progress     // the progress bar on stderr (nil: none)
 	warned   sync.Map      // the warnings printed (msg → true)
 }
@@ -115,20 +114,19 @@ const (
 
 func newApp(stdout, stderr io.Writer, s settings, state *runState) *cli.App {
 	app := &cli.App{
-		Name:                 "sessionctl",
-		Usage:                "inspect and repair a Hermes Agent gateway's sessions (sessions.json and state.db)",
-		Description:          exitCodesText,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		HideHelpCommand:      true,
-		Suggest:              true,
-		EnableBashCompletion: true,
-		ExitErrHandler:       func(*cli.Context, error) {},
-		Flags:                globalFlags(),
-		Commands:             allCommands(),
-		Action:               topLevel,
-		Metadata:             map[string]any{settingsKey: s, stateKey: state},
-		Version:              version(),
+		Name:            "sessionctl",
+		Usage:           "inspect and repair a Hermes Agent gateway's sessions (sessions.json and state.db)",
+		Description:     exitCodesText,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Suggest:         true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		Flags:           globalFlags(),
+		Commands:        allCommands(),
+		Action:          topLevel,
+		Metadata:        map[string]any{settingsKey: s, stateKey: state},
+		Version:         version(),
 	}
 	app.OnUsageError = usageError
 	quietDefaults(app.Flags)
@@ -204,7 +202,7 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 // to it: usage errors exit 2, a group without a subcommand is a usage error (its help lists no
 // help subcommand), switches show no
 // "(default: false)", the usage text is the synopsis followed by the examples the command
-// declares in UsageText, and arguments named KEY or ID complete from the home.
+// declares in UsageText.
 func finishCommands(cmds []*cli.Command, parent string) {
 	for _, c := range cmds {
 		path := parent + " " + c.Name
@@ -215,9 +213,6 @@ func finishCommands(cmds []*cli.Command, parent string) {
 		}
 		c.HideHelpCommand = true // `GROUP help` is not a subcommand: `GROUP --help` is
 		quietDefaults(c.Flags)
-		if arg, ok := complete.ForArgs(c.ArgsUsage); ok {
-			c.BashComplete = completeValues(arg)
-		}
 		finishCommands(c.Subcommands, path)
 	}
 }

@@ -74,11 +74,20 @@ func runOnTerminal(t *testing.T, args []string) string {
 // end that reads it. The test is skipped where there is none.
 func openPTY(t *testing.T) (term, ctl *os.File) {
 	t.Helper()
-	ctl, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	term, ctl, err := newPTY()
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	t.Cleanup(func() { ctl.Close() })
+	t.Cleanup(func() { ctl.Close(); term.Close() })
+	return term, ctl
+}
+
+// newPTY opens a pseudo-terminal: its terminal end and its controlling end.
+func newPTY() (term, ctl *os.File, err error) {
+	ctl, err = os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		return nil, nil, err
+	}
 	var unlock int32
 	var n uint32
 	for _, req := range []struct {
@@ -86,13 +95,14 @@ func openPTY(t *testing.T) (term, ctl *os.File) {
 		arg unsafe.Pointer
 	}{{syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)}, {syscall.TIOCGPTN, unsafe.Pointer(&n)}} {
 		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, ctl.Fd(), req.op, uintptr(req.arg)); errno != 0 {
-			t.Skipf("pseudo-terminal: %v", errno)
+			ctl.Close()
+			return nil, nil, errno
 		}
 	}
 	term, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("pseudo-terminal: %v", err)
+		ctl.Close()
+		return nil, nil, err
 	}
-	t.Cleanup(func() { term.Close() })
-	return term, ctl
+	return term, ctl, nil
 }

@@ -4,18 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/cmdtree"
 	"github.com/sessionctl/sessionctl/commands/internal/complete"
-	"github.com/sessionctl/sessionctl/commands/internal/home"
-	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/urfave/cli/v2"
 )
-
-// completionFlag ends a completion request: urfave/cli's protocol, which its scripts speak.
-const completionFlag = "--generate-bash-completion"
 
 func completionCommand() *cli.Command {
 	return &cli.Command{
@@ -32,16 +28,7 @@ func runCompletion(c *cli.Context) error {
 		return usagef("completion takes one SHELL (bash, zsh, fish or powershell) and prints its script, not JSON")
 	}
 	shell := c.Args().First()
-	script, ok := complete.Script(shell, c.App.Name)
-	if shell == "fish" {
-		static, err := docsApp().ToFishCompletion()
-		if err != nil {
-			return err
-		}
-		words := valueCommands(c.App.Commands)
-		slices.Sort(words)
-		script, ok = static+complete.FishValues(c.App.Name, slices.Compact(words)), true
-	}
+	script, ok := complete.Script(shell, tree(docsApp()))
 	if !ok {
 		return usagef("completion: unknown shell %q%s (bash, zsh, fish or powershell)", shell, didYouMean(shell, complete.Shells))
 	}
@@ -49,77 +36,42 @@ func runCompletion(c *cli.Context) error {
 	return err
 }
 
-// valueCommands are the names of the commands whose arguments complete from the home.
-func valueCommands(cmds []*cli.Command) []string {
-	var names []string
-	for _, c := range cmds {
-		if _, ok := complete.ForArgs(c.ArgsUsage); ok {
-			names = append(names, c.Name)
-		}
-		names = append(names, valueCommands(c.Subcommands)...)
+// completeArgs answers a completion request (complete.Parse): candidates on stdout, one a
+// line, nothing on stderr, exit 0, and no command run.
+func completeArgs(ctx context.Context, app *cli.App, r complete.Request) int {
+	for _, v := range complete.Answer(ctx, tree(app), r, complete.Env{Getenv: os.Getenv, Now: time.Now()}) {
+		fmt.Fprintln(app.Writer, v)
 	}
-	return names
-}
-
-// completing reports whether args are a completion request.
-func completing(args []string) bool {
-	return len(args) > 1 && args[len(args)-1] == completionFlag
-}
-
-// completeArgs answers a completion request: candidates on stdout, one a line, nothing on
-// stderr, exit 0, and no command run. urfave/cli would run the command of a request holding
-// "--", so such a request gets no candidates. The flags are put in order first, as for a run,
-// where that succeeds (a flag being typed is not one yet).
-func completeArgs(ctx context.Context, app *cli.App, args []string) int {
-	if slices.Contains(args, "--") {
-		return ExitOK
-	}
-	typed := args[:len(args)-1]
-	if state, ok := app.Metadata[stateKey].(*runState); ok && len(typed) > 1 {
-		state.word = typed[len(typed)-1]
-	}
-	if norm, err := normaliseArgs(app, typed); err == nil {
-		typed = slices.DeleteFunc(norm, func(a string) bool { return a == "--" })
-	}
-	app.ErrWriter = io.Discard
-	_ = runApp(ctx, app, append(typed, completionFlag))
 	return ExitOK
 }
 
-// completeValues completes a command's next argument with arg's values from the home, or the
-// flag being typed with the command's flags (nothing while a flag's value is typed).
-func completeValues(arg complete.Arg) cli.BashCompleteFunc {
-	return func(c *cli.Context) {
-		word := ""
-		if state, ok := c.App.Metadata[stateKey].(*runState); ok {
-			word = state.word
-		}
-		known := lookupFlag(append(slices.Clone(c.Command.Flags), c.App.Flags...), word)
-		if _, isSwitch := known.(*cli.BoolFlag); !isFlagToken(word) || isSwitch {
-			printValues(c, arg)
-			return
-		}
-		if known != nil { // its value is being typed
-			return
-		}
-		for _, f := range c.Command.Flags {
-			for _, name := range f.Names() {
-				if strings.HasPrefix(dashed(name), word) {
-					fmt.Fprintln(c.App.Writer, dashed(name))
-				}
-			}
-		}
-	}
+// tree is the app's command table as cmdtree reads it (hidden commands and flags left out).
+func tree(app *cli.App) *cmdtree.Command {
+	return &cmdtree.Command{Name: app.Name, Usage: app.Usage, Description: app.Description, Flags: treeFlags(app.Flags), Subcommands: treeCommands(app.Commands)}
 }
 
-// printValues prints the values of arg the home holds, nothing when it cannot be resolved.
-func printValues(c *cli.Context, arg complete.Arg) {
-	h, err := resolveHome(c)
-	if err != nil {
-		return
+func treeCommands(cmds []*cli.Command) []*cmdtree.Command {
+	var out []*cmdtree.Command
+	for _, c := range cmds {
+		if !c.Hidden {
+			out = append(out, &cmdtree.Command{Name: c.Name, Aliases: c.Aliases, Usage: c.Usage, UsageText: c.UsageText, Description: c.Description,
+				ArgsUsage: c.ArgsUsage, Flags: treeFlags(c.Flags), Subcommands: treeCommands(c.Subcommands)})
+		}
 	}
-	o := home.Options{Home: h, Clock: sessionsjson.ClockFromTime(time.Now()), Command: "completion"}
-	for _, v := range arg.Values(c.Context, o, c.Args().Slice()) {
-		fmt.Fprintln(c.App.Writer, v)
+	return out
+}
+
+func treeFlags(flags []cli.Flag) []cmdtree.Flag {
+	var out []cmdtree.Flag
+	for _, f := range flags {
+		d, ok := f.(cli.DocGenerationFlag)
+		if v, vok := f.(cli.VisibleFlag); !ok || vok && !v.IsVisible() {
+			continue
+		}
+		s, many := f.(cli.DocGenerationSliceFlag)
+		synopsis, help, _ := strings.Cut(f.String(), "\t")
+		out = append(out, cmdtree.Flag{Names: f.Names(), Usage: d.GetUsage(), Value: d.TakesValue(), Many: many && s.IsSliceFlag(),
+			EnvVars: d.GetEnvVars(), Synopsis: synopsis, Help: help})
 	}
+	return out
 }

@@ -3,7 +3,9 @@ package commands
 import (
 	"io"
 	"strings"
+	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/cmdtree"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,10 +43,7 @@ func manCommand() *cli.Command {
 			if c.NArg() > 0 || c.Bool("json") {
 				return usagef("man takes no arguments and prints the man page, not JSON")
 			}
-			page, err := docsApp().ToMan()
-			if err == nil {
-				_, err = io.WriteString(c.App.Writer, page)
-			}
+			_, err := io.WriteString(c.App.Writer, cmdtree.Man(tree(docsApp()), cmdtree.Date(time.Now()), version()))
 			return err
 		},
 	}

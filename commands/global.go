@@ -23,7 +23,7 @@ func globalFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "ndjson", Usage: "like --json, each envelope on one line (with --all-profiles: one line per home)"},
 		&cli.BoolFlag{Name: "all-profiles", Usage: "run a read-only command (or maintain) on the root home and every profiles/NAME"},
 		&cli.StringFlag{Name: "now", Usage: "evaluate time rules as of `TIME` (RFC 3339 or Unix seconds) and stamp writes with it"},
-		&cli.BoolFlag{Name: "no-color", EnvVars: []string{"SESSIONCTL_NO_COLOR"}, Usage: "plain output (also when NO_COLOR is set to anything)"},
+		&cli.BoolFlag{Name: "no-color", EnvVars: []string{"SESSIONCTL_NO_COLOR"}, Usage: "plain output (also when NO_COLOR is set and not empty)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "nothing on stdout when all is well"},
 	}
 }

@@ -78,6 +78,21 @@ func holdOpen() {
 	f.Close()
 }
 
+// scriptCmds are the scripts' own commands (a platform's test files may add theirs).
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"exitcode":     cmdExitCode,
+	"fixture":      cmdFixture,
+	"synthetic":    cmdSynthetic,
+	"upgradepair":  cmdUpgradePair,
+	"waitfile":     cmdWaitFile,
+	"dumpmatch":    cmdDumpMatch,
+	"hygienematch": cmdHygieneMatch,
+	"sqlexec":      cmdSQLExec,
+	"homesnap":     cmdHomeSnap,
+	"need":         cmdNeed,
+	"genhome":      cmdGenhome,
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
@@ -89,17 +104,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NOW", "2026-07-16T09:30:00.250000Z")
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":     cmdExitCode,
-			"fixture":      cmdFixture,
-			"synthetic":    cmdSynthetic,
-			"upgradepair":  cmdUpgradePair,
-			"waitfile":     cmdWaitFile,
-			"dumpmatch":    cmdDumpMatch,
-			"hygienematch": cmdHygieneMatch,
-			"sqlexec":      cmdSQLExec,
-			"homesnap":     cmdHomeSnap,
-			"genhome":      cmdGenhome,
+		Cmds: scriptCmds,
+		Condition: func(cond string) (bool, error) { // [file:PATH]: PATH exists
+			path, ok := strings.CutPrefix(cond, "file:")
+			if !ok {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, err := os.Stat(path)
+			return err == nil, nil
 		},
 	})
 }
@@ -258,4 +270,25 @@ func cmdHomeSnap(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	slices.Sort(lines)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
+
+// cmdNeed fails the script unless every tool named is installed: a command on PATH, or a
+// file given by its absolute path (bash-completion's script). A script may skip before it
+// under -short (the developer loop, scripts/test: `[short] [!exec:zsh] skip`); CI (.ci/run
+// installs the tools, then runs scripts/test -slow) never skips.
+func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: need TOOL...")
+	}
+	for _, tool := range args {
+		var err error
+		if filepath.IsAbs(tool) {
+			_, err = os.Stat(tool)
+		} else {
+			_, err = exec.LookPath(tool)
+		}
+		if err != nil {
+			ts.Fatalf("%s is not installed, and this test needs it (.ci/run installs it: apt-get install zsh fish groff mandoc bash-completion): %v", tool, err)
+		}
+	}
 }
