@@ -86,20 +86,26 @@ func TestPromptGCR0817(t *testing.T) {
 // TestTurnLeaseSkipR0817: finalize-orphans and prune-ghosts skip a session whose lineage
 // root (reached through compression-ended parents) holds a live turn lease
 // (session_turn_leases, 6e929a969; live = expires_at >= now, as for compression locks), say
-// so, and check does not advise a fix for it; an expired lease changes nothing.
+// so, and check does not advise a fix for it; an expired lease changes nothing. A lease
+// expiring exactly at now is still live; 1 µs before now it has expired.
 func TestTurnLeaseSkipR0817(t *testing.T) {
 	const (
 		orphan1     = "20260621_182357_4cea33" // its parent 20260616_194830_db33bd ended by compression
 		orphan1Root = "20260616_194830_db33bd"
 		ghostOld1   = "20260702_210131_8d7ee4"
 	)
-	for _, live := range []bool{true, false} {
-		t.Run(fmt.Sprint("live=", live), func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		expires float64
+		live    bool
+	}{
+		{"live", fixtureNowUnix + 60, true},
+		{"expiring at now", fixtureNowUnix, true},
+		{"expired 1 µs ago", fixtureNowUnix - 0.000001, false},
+	} {
+		live, expires := tc.live, tc.expires
+		t.Run(tc.name, func(t *testing.T) {
 			home := fixtureHome(t, genR0817)
-			expires := fixtureNowUnix + 60
-			if !live {
-				expires = fixtureNowUnix - 0.000001
-			}
 			execSQL(t, filepath.Join(home, "state.db"), fmt.Sprintf(
 				"INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES ('%s', 'pid=7:host=a', %f, %f), ('%s', 'pid=8:host=b', %f, %f)",
 				orphan1Root, fixtureNowUnix-10, expires, ghostOld1, fixtureNowUnix-10, expires))
