@@ -1,7 +1,7 @@
 package commands
 
 // What changed at r0817 (schema v26, upstream 481156139) beyond the fixture cases, on copies
-// of the r0817 fixture home: the ghost prune's system_prompts GC.
+// of the r0817 fixture home: the system_prompts GC of the ghost prune and of prune.
 
 import (
 	"database/sql"
@@ -80,6 +80,30 @@ func TestPromptGCR0817(t *testing.T) {
 			}
 			compareDump(t, dumpHome(t, home), before)
 		})
+	}
+}
+
+// TestPromptGCPruneR0817: r0817's prune_sessions deletes, in its one transaction, every
+// system_prompts row no remaining session references — a pruned session's prompt and one
+// unreferenced before — and keeps a prompt a kept session references (7d066c3c5); undo
+// restores them with the sessions.
+func TestPromptGCPruneR0817(t *testing.T) {
+	const pruned, kept = "20260616_194830_db33bd", "20260715_182742_40d711" // 7d: deleted, kept
+	home := fixtureHome(t, genR0817)
+	execSQL(t, filepath.Join(home, "state.db"),
+		"INSERT INTO system_prompts (hash, prompt) VALUES ('aaa-pruned', 'used by a pruned row'), ('bbb-kept', 'used by a kept row'), ('ccc-orphan', 'used by nobody')",
+		"UPDATE sessions SET system_prompt_hash = 'aaa-pruned' WHERE id = '"+pruned+"'",
+		"UPDATE sessions SET system_prompt_hash = 'bbb-kept' WHERE id = '"+kept+"'")
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "prune", "--older-than", "7d", "--apply")
+	if code != ExitOK || !strings.Contains(stdout, `"sessions/`+pruned+`"`) {
+		t.Fatalf("prune: exit %d (want %s pruned)\n%s\n%s", code, pruned, stdout, stderr)
+	}
+	if got := promptHashes(t, home); !slices.Equal(got, []string{"bbb-kept"}) {
+		t.Fatalf("system_prompts after the prune: %v; want [bbb-kept]", got)
+	}
+	undoJournals(t, home)
+	if got := promptHashes(t, home); !slices.Equal(got, []string{"aaa-pruned", "bbb-kept", "ccc-orphan"}) {
+		t.Fatalf("system_prompts after undo: %v", got)
 	}
 }
 
