@@ -53,7 +53,6 @@ func FuzzSessionKeyProblem(f *testing.F) {
 	})
 }
 
-
 func TestGenerations(t *testing.T) {
 	tests := []struct {
 		schema int

@@ -121,4 +121,3 @@ var (
 	platformsR0703 = newPlatformSet(enumR0703, bundledR0703)
 	platformsR0817 = newPlatformSet(enumR0703, bundledR0817)
 )
-

@@ -52,7 +52,6 @@ func RuntimeSchemaFor(generation string) (RuntimeSchema, error) {
 	return RuntimeSchema{Generation: generation, Version: v, DDL: string(b)}, nil
 }
 
-
 // SchemaFileHeader is the header line that records schema_version in a schema file.
 func SchemaFileHeader(version int) string {
 	return schemaVersionPrefix + strconv.Itoa(version)
