@@ -228,6 +228,10 @@ func TestPreviewTurnMarkersR0817(t *testing.T) {
 		{"fresh, unclean", "2026-07-16T09:00:00.000000", false, []string{"mark resume_pending (restart_interrupted)", "auto-resume"}},
 		{"stale, unclean", "2026-07-16T08:00:00.000000", false, []string{"clear turn marker"}},
 		{"fresh, clean", "2026-07-16T09:00:00.000000", true, []string{"clear turn marker"}},
+		// max_age_seconds=3600, inclusive: a turn started exactly 1 h before now is recovered,
+		// one started 1 µs earlier is not
+		{"1 h old, unclean", "2026-07-16T08:30:00.250000", false, []string{"mark resume_pending (restart_interrupted)", "auto-resume"}},
+		{"1 h + 1 µs old, unclean", "2026-07-16T08:30:00.249999", false, []string{"clear turn marker"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			home := fixtureHome(t, genR0817)
