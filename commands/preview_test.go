@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -52,6 +53,38 @@ func TestPreviewStartPerGeneration(t *testing.T) {
 			}
 			if autoResume != tt.anyAutoResume {
 				t.Errorf("auto-resume anywhere: %v, want %v", autoResume, tt.anyAutoResume)
+			}
+		})
+	}
+}
+
+// TestPreviewDroppedEntryLeftAlone: before r0817, an entry whose row ended for a reason the
+// load-time prune cannot recover (user_exit) is deleted by that prune, the store's first act
+// at a crash start; the later passes never see it: crash recovery does not mark the entry
+// active within 120 s, the stuck-loop check does not suspend the key counted 3 times, and
+// resume scheduling does not auto-resume the fresh resume_pending entry. Each is only dropped.
+func TestPreviewDroppedEntryLeftAlone(t *testing.T) {
+	entries := map[string]string{ // key -> its session, whose row the test ends user_exit
+		"agent:main:slack:dm:D057332747":           "20260715_003415_7f6dd189", // updated within 120 s
+		"agent:main:telegram:dm:846968166":         "20260714_021501_055cddbf", // restart count 3
+		"agent:main:discord:dm:446016092511257183": "20260713_085900_3496e059", // resume_pending, fresh
+	}
+	for _, gen := range []string{"r0703-52d0d671e", "r0715-c2a3b9ce5"} {
+		t.Run(gen, func(t *testing.T) {
+			home := fixtureHome(t, gen)
+			before := nextStart(t, home)
+			for key, id := range entries {
+				if acts := before[key]; len(acts) == 0 || slices.Contains(acts, "drop") {
+					t.Fatalf("%s before its row ended: %q, want a crash, stuck-loop or auto-resume action", key, acts)
+				}
+				execSQL(t, filepath.Join(home, "state.db"),
+					"UPDATE sessions SET ended_at = 1784194000, end_reason = 'user_exit' WHERE id = '"+id+"'")
+			}
+			after := nextStart(t, home)
+			for key := range entries {
+				if !slices.Equal(after[key], []string{"drop"}) {
+					t.Errorf("%s: %q, want only [drop]", key, after[key])
+				}
 			}
 		})
 	}

@@ -1,7 +1,7 @@
 package commands
 
 // What changed at r0817 (schema v26, upstream 481156139) beyond the fixture cases, on copies
-// of the r0817 fixture home: the ghost prune's system_prompts GC.
+// of the r0817 fixture home: the system_prompts GC of the ghost prune and of prune.
 
 import (
 	"database/sql"
@@ -83,23 +83,53 @@ func TestPromptGCR0817(t *testing.T) {
 	}
 }
 
+// TestPromptGCPruneR0817: r0817's prune_sessions deletes, in its one transaction, every
+// system_prompts row no remaining session references — a pruned session's prompt and one
+// unreferenced before — and keeps a prompt a kept session references (7d066c3c5); undo
+// restores them with the sessions.
+func TestPromptGCPruneR0817(t *testing.T) {
+	const pruned, kept = "20260616_194830_db33bd", "20260715_182742_40d711" // 7d: deleted, kept
+	home := fixtureHome(t, genR0817)
+	execSQL(t, filepath.Join(home, "state.db"),
+		"INSERT INTO system_prompts (hash, prompt) VALUES ('aaa-pruned', 'used by a pruned row'), ('bbb-kept', 'used by a kept row'), ('ccc-orphan', 'used by nobody')",
+		"UPDATE sessions SET system_prompt_hash = 'aaa-pruned' WHERE id = '"+pruned+"'",
+		"UPDATE sessions SET system_prompt_hash = 'bbb-kept' WHERE id = '"+kept+"'")
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "prune", "--older-than", "7d", "--apply")
+	if code != ExitOK || !strings.Contains(stdout, `"sessions/`+pruned+`"`) {
+		t.Fatalf("prune: exit %d (want %s pruned)\n%s\n%s", code, pruned, stdout, stderr)
+	}
+	if got := promptHashes(t, home); !slices.Equal(got, []string{"bbb-kept"}) {
+		t.Fatalf("system_prompts after the prune: %v; want [bbb-kept]", got)
+	}
+	undoJournals(t, home)
+	if got := promptHashes(t, home); !slices.Equal(got, []string{"aaa-pruned", "bbb-kept", "ccc-orphan"}) {
+		t.Fatalf("system_prompts after undo: %v", got)
+	}
+}
+
 // TestTurnLeaseSkipR0817: finalize-orphans and prune-ghosts skip a session whose lineage
 // root (reached through compression-ended parents) holds a live turn lease
 // (session_turn_leases, 6e929a969; live = expires_at >= now, as for compression locks), say
-// so, and check does not advise a fix for it; an expired lease changes nothing.
+// so, and check does not advise a fix for it; an expired lease changes nothing. A lease
+// expiring exactly at now is still live; 1 µs before now it has expired.
 func TestTurnLeaseSkipR0817(t *testing.T) {
 	const (
 		orphan1     = "20260621_182357_4cea33" // its parent 20260616_194830_db33bd ended by compression
 		orphan1Root = "20260616_194830_db33bd"
 		ghostOld1   = "20260702_210131_8d7ee4"
 	)
-	for _, live := range []bool{true, false} {
-		t.Run(fmt.Sprint("live=", live), func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		expires float64
+		live    bool
+	}{
+		{"live", fixtureNowUnix + 60, true},
+		{"expiring at now", fixtureNowUnix, true},
+		{"expired 1 µs ago", fixtureNowUnix - 0.000001, false},
+	} {
+		live, expires := tc.live, tc.expires
+		t.Run(tc.name, func(t *testing.T) {
 			home := fixtureHome(t, genR0817)
-			expires := fixtureNowUnix + 60
-			if !live {
-				expires = fixtureNowUnix - 0.000001
-			}
 			execSQL(t, filepath.Join(home, "state.db"), fmt.Sprintf(
 				"INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES ('%s', 'pid=7:host=a', %f, %f), ('%s', 'pid=8:host=b', %f, %f)",
 				orphan1Root, fixtureNowUnix-10, expires, ghostOld1, fixtureNowUnix-10, expires))
@@ -198,6 +228,10 @@ func TestPreviewTurnMarkersR0817(t *testing.T) {
 		{"fresh, unclean", "2026-07-16T09:00:00.000000", false, []string{"mark resume_pending (restart_interrupted)", "auto-resume"}},
 		{"stale, unclean", "2026-07-16T08:00:00.000000", false, []string{"clear turn marker"}},
 		{"fresh, clean", "2026-07-16T09:00:00.000000", true, []string{"clear turn marker"}},
+		// max_age_seconds=3600, inclusive: a turn started exactly 1 h before now is recovered,
+		// one started 1 µs earlier is not
+		{"1 h old, unclean", "2026-07-16T08:30:00.250000", false, []string{"mark resume_pending (restart_interrupted)", "auto-resume"}},
+		{"1 h + 1 µs old, unclean", "2026-07-16T08:30:00.249999", false, []string{"clear turn marker"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			home := fixtureHome(t, genR0817)

@@ -112,7 +112,17 @@ func writeSynced(tmp *os.File, target string, write func(io.Writer) error) error
 		return err
 	}
 	FaultPoint(FaultAfterTempWrite)
-	return tmp.Sync()
+	return Fsync(tmp)
+}
+
+// Fsync fsyncs an open file, making what was written to it durable: every durable write of
+// sessionctl syncs its files through it, SyncFile or SyncDir (FaultSyncTrace records each).
+func Fsync(f *os.File) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	traceSync("file", f.Name())
+	return nil
 }
 
 // SyncDir fsyncs a directory, making the creation, renaming or removal of its entries
@@ -126,11 +136,12 @@ func SyncDir(dir string) error {
 // the file with syncFileFlag: read-only where the system allows it, for writing on Windows,
 // whose FlushFileBuffers needs a handle with write access.
 func SyncFile(path string) error {
-	return syncPath(path, syncFileFlag)
+	return syncPath(path, syncFileFlag, "file")
 }
 
-// syncPath opens path with flag and fsyncs it.
-func syncPath(path string, flag int) error {
+// syncPath opens path with flag and fsyncs it; kind ("file" or "dir") is what FaultSyncTrace
+// records.
+func syncPath(path string, flag int, kind string) error {
 	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
@@ -139,5 +150,6 @@ func syncPath(path string, flag int) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
+	traceSync(kind, path)
 	return nil
 }

@@ -190,14 +190,6 @@ func (d *Document) Entry(key string) *Entry {
 	return nil
 }
 
-// FirstKey returns the first top-level key ("" for an empty object).
-func (d *Document) FirstKey() string {
-	if len(d.members) == 0 {
-		return ""
-	}
-	return d.members[0].key
-}
-
 // Underscore returns the values of the "_" keys (last occurrence wins).
 func (d *Document) Underscore() map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
@@ -263,11 +255,6 @@ func (d *Document) replace(key string, raw []byte) error {
 		d.entries[m.pos] = e
 	}
 	return nil
-}
-
-// Edited reports whether any edit was recorded.
-func (d *Document) Edited() bool {
-	return len(d.edits) > 0 || len(d.removed) > 0 || len(d.inserts) > 0
 }
 
 // Encode returns the file with only the edited members' values replaced, the removed members

@@ -3,6 +3,8 @@ package sessionsjson
 import (
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -18,6 +20,8 @@ import (
 //	NAME:sigterm
 //	NAME:fail     FaultError(NAME) returns an injected error there (only where the path asks)
 //
+// or "fsync.trace:FILE" (FaultSyncTrace), which stops nothing and records every fsync.
+//
 // See docs/decisions.md, "Fault points".
 const FaultPointEnv = "SESSIONCTL_FAULTPOINT"
 
@@ -30,6 +34,43 @@ const (
 
 // faultPointSelected is the fault point named by FaultPointEnv, read once.
 var faultPointSelected = os.Getenv(FaultPointEnv)
+
+// FaultSyncTrace, selected as "fsync.trace:FILE", stops nothing: every fsync a durable write
+// makes (Fsync, SyncFile, SyncDir) appends a line to FILE once it succeeded, "file PATH" or
+// "dir PATH", in the order they ran, so that tests can see that each write path syncs what
+// it must before it goes on (see docs/decisions.md, "Fault points").
+const FaultSyncTrace = "fsync.trace"
+
+// syncTrace is the file FaultSyncTrace names ("" when not selected); syncTraceMu orders the
+// lines of concurrent syncs.
+var (
+	syncTrace   = selectedSyncTrace()
+	syncTraceMu sync.Mutex
+)
+
+func selectedSyncTrace() string {
+	file, ok := strings.CutPrefix(faultPointSelected, FaultSyncTrace+":")
+	if !ok {
+		return ""
+	}
+	return file
+}
+
+// traceSync records one successful fsync of kind ("file" or "dir") when FaultSyncTrace is
+// selected. A trace that cannot be written is left incomplete, which the test reading it sees.
+func traceSync(kind, path string) {
+	if syncTrace == "" {
+		return
+	}
+	syncTraceMu.Lock()
+	defer syncTraceMu.Unlock()
+	f, err := os.OpenFile(syncTrace, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = fmt.Fprintf(f, "%s %s\n", kind, path)
+}
 
 // FaultPoint stops the process at name when FaultPointEnv selects it: SIGKILL, or the
 // signal its mode names (delivered before FaultPoint returns).

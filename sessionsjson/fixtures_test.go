@@ -173,3 +173,11 @@ func firstDiff(a, b []byte) string {
 	}
 	return "lengths differ"
 }
+
+// FirstKey returns (for the tests) the first top-level key ("" for an empty object).
+func (d *Document) FirstKey() string {
+	if len(d.members) == 0 {
+		return ""
+	}
+	return d.members[0].key
+}

@@ -103,9 +103,6 @@ type Rules struct {
 	// PromptGC: prune_empty_ghost_sessions and prune_sessions also delete every system_prompts
 	// row no session references, in the same transaction (7d066c3c5, PR #77755).
 	PromptGC bool
-	// TurnLeases: session_turn_leases exists (6e929a969); finalize-orphans and prune-ghosts
-	// skip a lineage whose root holds a live lease (the decision, §7 Q3).
-	TurnLeases bool
 	// HealsOnOpen: the runtime's open heals legacy primary keys (_heal_gateway_routing_pk
 	// 76b0ea511, _heal_session_model_usage_pk b6ca4fc85), rebuilds a detached FTS index
 	// (fts_stale, 1527a81b5) and records legacy FTS as optimisable (9acc4b47f): check
@@ -376,7 +373,7 @@ var generations = []generationRow{
 	{26, 26, 26, "", with(modernLoad, func(r *Rules) { // 481156139, 2026-08-17; v26 e89532d97
 		r.Generation, r.PathSafety, r.README, r.ResetDefaultMode = GenR0817, PathSafetyInteriorSlash, READMEr0715, "none"
 		r.Platforms, r.Fields, r.Tip = platformsR0817, fieldsR0817, TipV24
-		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.TurnLeases, r.HealsOnOpen = true, true, true, true, true
+		r.TurnMarkers, r.PeerRecovery, r.PromptGC, r.HealsOnOpen = true, true, true, true
 		r.SaveRewritesValues = true
 		r.GatewayRouting, r.Recovery = true, RecoveryV26
 		r.Maintenance.Age, r.Maintenance.VacuumThrottle = PruneByInactivity, true                                    // a228b8150, bd856a02f

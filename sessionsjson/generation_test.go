@@ -41,7 +41,7 @@ func TestGenerationTable(t *testing.T) {
 	} {
 		r := RulesFor(tt.gen)
 		got := facts{r.CrashRecoverySetsSuspended, r.AutoResume, r.PruneEndedAtLoad, r.FreshnessGate, r.DBRepairs, r.WritesAllowed, r.PathSafety, r.FinalizedFlag,
-			r.Tip, r.TurnMarkers && r.PeerRecovery && r.PromptGC && r.TurnLeases}
+			r.Tip, r.TurnMarkers && r.PeerRecovery && r.PromptGC}
 		if got != tt.want || r.Generation != tt.gen {
 			t.Errorf("RulesFor(%s) = %+v, want %+v", tt.gen, got, tt.want)
 		}

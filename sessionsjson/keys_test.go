@@ -53,20 +53,6 @@ func FuzzSessionKeyProblem(f *testing.F) {
 	})
 }
 
-func TestPluginPlatformShape(t *testing.T) {
-	tests := []struct {
-		p      string
-		plugin bool
-	}{
-		{"telegram", true}, {"irc", true}, {"IRC", false}, {"", false}, {"a-b", false},
-	}
-	for _, tt := range tests {
-		if LooksLikePluginPlatform(tt.p) != tt.plugin {
-			t.Errorf("%q: plugin %v", tt.p, LooksLikePluginPlatform(tt.p))
-		}
-	}
-}
-
 func TestGenerations(t *testing.T) {
 	tests := []struct {
 		schema int

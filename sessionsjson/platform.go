@@ -121,19 +121,3 @@ var (
 	platformsR0703 = newPlatformSet(enumR0703, bundledR0703)
 	platformsR0817 = newPlatformSet(enumR0703, bundledR0817)
 )
-
-// LooksLikePluginPlatform reports whether an unknown platform value has the shape of a
-// plugin platform name (lower-case ^[a-z][a-z0-9_]*$). The runtime accepts such names only
-// when the plugin is registered, so the CLI treats them as warnings.
-func LooksLikePluginPlatform(p string) bool {
-	if p == "" || p[0] < 'a' || p[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(p); i++ {
-		c := p[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}

@@ -59,7 +59,7 @@ const syncFileFlag = os.O_RDONLY
 
 // syncDir fsyncs a directory opened read-only.
 func syncDir(dir string) error {
-	return syncPath(dir, os.O_RDONLY)
+	return syncPath(dir, os.O_RDONLY, "dir")
 }
 
 // CrossDevice reports whether err is a rename's refusal to move a file to another filesystem.

@@ -365,23 +365,6 @@ func (t Timestamp) WallMicros() int64 {
 	return days*microsPerDay + secs*1e6 + int64(t.Micro)
 }
 
-// Instant returns the moment the timestamp names: naive values are read as wall time in loc,
-// aware values use their own offset.
-func (t Timestamp) Instant(loc *time.Location) time.Time {
-	if t.Aware {
-		loc = time.FixedZone("", t.Offset)
-	}
-	ns := t.Micro*1000 - t.OffsetMicro*1000*boolInt(t.Aware)
-	return time.Date(t.Year, time.Month(t.Month), t.Day, t.Hour, t.Minute, t.Second, ns, loc)
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // FormatNaive formats wall microseconds (WallMicros scale) like Python's naive
 // datetime.isoformat(): YYYY-MM-DDTHH:MM:SS[.ffffff], the fraction omitted when zero.
 func FormatNaive(wallMicros int64) string {

@@ -76,8 +76,8 @@ func TestFinalizePredicateConditions(t *testing.T) {
 
 // TestLiveLockBoundary: a compression lock is live up to and including its expires_at
 // (expires_at >= now, as the runtime checks) and expired 1 µs later, for every reader of the
-// rule: CompressionLock.Live, LiveCompressionLock, the finalize candidates and batch (a live
-// lock is skipped) and OpenWithExpiredLock.
+// rule (liveLockAt): LiveCompressionLock, the finalize candidates and batch (a live lock is
+// skipped), OpenWithExpiredLock, and prune's candidates (the session ended for them).
 func TestLiveLockBoundary(t *testing.T) {
 	const id = "20260622_053714_edd871" // orphan_locked
 	ctx := context.Background()
@@ -102,9 +102,6 @@ func TestLiveLockBoundary(t *testing.T) {
 		{"1 µs after", expires + 1e-6, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := locks[i].Live(tc.now); got != tc.live {
-				t.Errorf("Live = %v, want %v", got, tc.live)
-			}
 			path := copyDB(t, "r0715-c2a3b9ce5")
 			db := openWrite(t, path)
 			l, err := db.LiveCompressionLock(ctx, id, tc.now)
@@ -131,6 +128,16 @@ func TestLiveLockBoundary(t *testing.T) {
 			skipped := slices.ContainsFunc(res.Locked, func(o Orphan) bool { return o.ID == id })
 			if finalized == tc.live || skipped != tc.live {
 				t.Errorf("finalized %v, skipped as locked %v; want skipped %v", finalized, skipped, tc.live)
+			}
+			ended := copyDB(t, "r0715-c2a3b9ce5")
+			mustExec(t, rawDB(t, ended), "UPDATE sessions SET ended_at = started_at + 1 WHERE id = ?", id)
+			pruned, err := openRO(t, ended).RetentionCandidates(ctx, tc.now, Retention{Cutoff: tc.now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j = slices.IndexFunc(pruned, func(c RetentionCandidate) bool { return c.ID == id })
+			if j < 0 || (pruned[j].LiveLock != nil) != tc.live {
+				t.Errorf("prune candidate %s: index %d, want live lock %v", id, j, tc.live)
 			}
 		})
 	}

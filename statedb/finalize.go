@@ -113,7 +113,7 @@ func (db *DB) finalizeCandidatesQuery(columns, from string, fromArgs []any, now,
 	args := append([]any{}, fromArgs...)
 	if db.schema.HasCompressionLocks {
 		lockCols = "l.session_id, l.holder, +l.acquired_at, +l.expires_at"
-		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND l.expires_at >= ?"
+		join = " LEFT JOIN compression_locks l ON l.session_id = sessions.id AND " + liveLockAt("l.")
 		args = append(args, now)
 	}
 	args = append(args, now-minAge)
@@ -122,7 +122,7 @@ func (db *DB) finalizeCandidatesQuery(columns, from string, fromArgs []any, now,
 }
 
 // lockScan receives the lock columns of the candidate query (times as stored: the join's
-// `expires_at >= now` takes a TEXT expiry as live, as the runtime's SQL does).
+// liveLockAt takes a TEXT expiry as live, as the runtime's SQL does).
 type lockScan struct {
 	id, holder        sql.NullString
 	acquired, expires any

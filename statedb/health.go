@@ -65,7 +65,7 @@ func (db *DB) OpenWithExpiredLock(ctx context.Context, now float64) ([]string, e
 	}
 	ids, err := queryStrings(ctx, db.sql, `SELECT s.id FROM compression_locks l
 		JOIN sessions s ON s.id = l.session_id
-		WHERE l.expires_at < ? AND s.ended_at IS NULL ORDER BY s.id`, now)
+		WHERE NOT (`+liveLockAt("l.")+`) AND s.ended_at IS NULL ORDER BY s.id`, now)
 	if err != nil {
 		return nil, classify("read expired compression locks", err, false)
 	}

@@ -244,3 +244,29 @@ func typedDump(t testing.TB, db *sql.DB, table string) string {
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }
+
+// RoutingRows returns (for the tests, beside EachRoutingEntry) the gateway_routing rows of scope ordered by key; nil when the table
+// does not exist (the routing index is then sessions.json).
+func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, error) {
+	if !db.schema.HasGatewayRouting {
+		return nil, nil
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT scope, session_key, entry_json, updated_at
+		FROM gateway_routing WHERE scope = ? ORDER BY session_key`, scope)
+	if err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	defer rows.Close()
+	var out []RoutingRow
+	for rows.Next() {
+		var r RoutingRow
+		if err := rows.Scan(&r.Scope, &r.Key, &r.EntryJSON, &r.UpdatedAt); err != nil {
+			return nil, classify("read gateway_routing", err, false)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("read gateway_routing", err, false)
+	}
+	return out, nil
+}

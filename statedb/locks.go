@@ -19,14 +19,12 @@ type CompressionLock struct {
 	OddValues         map[string]Value `json:",omitempty"`
 }
 
-// Live reports whether the lock still holds at now: expires_at >= now, compared as the
-// runtime's SQL compares it (a TEXT expiry is later than any time, so it never expires).
-func (l CompressionLock) Live(now float64) bool {
-	if l.Expires.IsNull() {
-		return l.ExpiresAt >= now
-	}
-	return Compare(l.Expires, RealValue(now)) >= 0
-}
+// liveLockAt is the one definition of a live compression lock, for the compression_locks
+// row named by alias ("" or "l."): the SQL condition that it still holds at the query
+// argument now, expires_at >= now, compared as the runtime's SQL compares it (a TEXT expiry
+// is later than any time, so it never expires; a NULL one is never live). Every reader of
+// the rule builds its query with it; NOT (…) is an expired lock.
+func liveLockAt(alias string) string { return alias + "expires_at >= ?" }
 
 // newLock builds a lock from the scanned columns.
 func newLock(id, holder string, acquired, expires any) (CompressionLock, error) {
@@ -66,7 +64,7 @@ func liveLock(ctx context.Context, q querier, id string, now float64) (*Compress
 	var lid, holder string
 	var acquired, expires any
 	err := q.QueryRowContext(ctx, "SELECT "+lockColumns+
-		" FROM compression_locks WHERE session_id = ? AND expires_at >= ?", id, now).
+		" FROM compression_locks WHERE session_id = ? AND "+liveLockAt(""), id, now).
 		Scan(&lid, &holder, &acquired, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil

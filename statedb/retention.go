@@ -225,7 +225,7 @@ func (db *DB) liveLocksAmong(ctx context.Context, q querier, now float64, ids []
 	if !db.schema.HasCompressionLocks || len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := q.QueryContext(ctx, "SELECT "+lockColumns+" FROM compression_locks WHERE expires_at >= ? ORDER BY session_id", now)
+	rows, err := q.QueryContext(ctx, "SELECT "+lockColumns+" FROM compression_locks WHERE "+liveLockAt("")+" ORDER BY session_id", now)
 	if err != nil {
 		return nil, fmt.Errorf("read compression locks: %w", err)
 	}

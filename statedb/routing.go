@@ -19,32 +19,6 @@ type RoutingRow struct {
 	UpdatedAt float64
 }
 
-// RoutingRows returns the gateway_routing rows of scope ordered by key; nil when the table
-// does not exist (the routing index is then sessions.json).
-func (db *DB) RoutingRows(ctx context.Context, scope string) ([]RoutingRow, error) {
-	if !db.schema.HasGatewayRouting {
-		return nil, nil
-	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT scope, session_key, entry_json, updated_at
-		FROM gateway_routing WHERE scope = ? ORDER BY session_key`, scope)
-	if err != nil {
-		return nil, classify("read gateway_routing", err, false)
-	}
-	defer rows.Close()
-	var out []RoutingRow
-	for rows.Next() {
-		var r RoutingRow
-		if err := rows.Scan(&r.Scope, &r.Key, &r.EntryJSON, &r.UpdatedAt); err != nil {
-			return nil, classify("read gateway_routing", err, false)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify("read gateway_routing", err, false)
-	}
-	return out, nil
-}
-
 // RoutingCursor is where a page of gateway_routing rows ended: the last row's key as stored (a
 // BLOB key stays a BLOB, so the next page compares as ORDER BY does).
 type RoutingCursor struct {

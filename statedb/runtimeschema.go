@@ -52,18 +52,6 @@ func RuntimeSchemaFor(generation string) (RuntimeSchema, error) {
 	return RuntimeSchema{Generation: generation, Version: v, DDL: string(b)}, nil
 }
 
-// RuntimeSchemaGenerations lists the generations with a runtime schema, oldest first.
-func RuntimeSchemaGenerations() []string {
-	ents, _ := runtimeSchemas.ReadDir("schema") // embedded: cannot fail
-	var out []string
-	for _, e := range ents {
-		if name, ok := strings.CutSuffix(e.Name(), ".sql"); ok {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // SchemaFileHeader is the header line that records schema_version in a schema file.
 func SchemaFileHeader(version int) string {
 	return schemaVersionPrefix + strconv.Itoa(version)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/sessionctl/sessionctl/sessionsjson"
 	sqlite "modernc.org/sqlite"
 )
 
@@ -79,7 +80,7 @@ func (db *DB) backupTo(ctx context.Context, dst string) error {
 // syncReading syncs f while it reads it from the start into w, and returns its size.
 func syncReading(f *os.File, w io.Writer) (int64, error) {
 	synced := make(chan error, 1)
-	go func() { synced <- f.Sync() }()
+	go func() { synced <- sessionsjson.Fsync(f) }()
 	n, err := io.Copy(w, io.NewSectionReader(f, 0, 1<<62))
 	if serr := <-synced; err == nil {
 		err = serr

@@ -61,7 +61,7 @@ func copyFileSynced(from, to string) error {
 		_, err = io.Copy(dst, src)
 	}
 	if err == nil {
-		err = dst.Sync()
+		err = sessionsjson.Fsync(dst)
 	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr

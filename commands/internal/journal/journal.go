@@ -309,7 +309,7 @@ func Write(path string, j *Journal) error {
 		err = w.Flush()
 	}
 	if err == nil {
-		err = f.Sync()
+		err = sessionsjson.Fsync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -320,7 +320,7 @@ func copyFile(src, dst string) (digest, error) {
 	sum := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, sum), in)
 	if err == nil {
-		err = out.Sync()
+		err = sessionsjson.Fsync(out)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -340,7 +340,8 @@ func digestFile(path string) (digest, error) {
 	return digest{Size: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, err
 }
 
-// writeManifest writes dir's manifest.json (mode 0600, synced).
+// writeManifest writes dir's manifest.json (mode 0600, synced), then syncs dir: syncTree ran
+// before the manifest existed, and a published backup must not lose its manifest's name.
 func writeManifest(dir string, m *Manifest) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -350,7 +351,10 @@ func writeManifest(dir string, m *Manifest) error {
 	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
 		return err
 	}
-	return sessionsjson.SyncFile(path)
+	if err := sessionsjson.SyncFile(path); err != nil {
+		return err
+	}
+	return sessionsjson.SyncDir(dir)
 }
 
 // syncTree syncs dir and its subdirectories.
