@@ -257,6 +257,11 @@ func (d *Document) replace(key string, raw []byte) error {
 	return nil
 }
 
+// Edited reports whether any edit was recorded.
+func (d *Document) Edited() bool {
+	return len(d.edits) > 0 || len(d.removed) > 0 || len(d.inserts) > 0
+}
+
 // Encode returns the file with only the edited members' values replaced, the removed members
 // left out and the inserted ones added, each formatted like Python json.dump(indent=2,
 // ensure_ascii=asciiOnly) at nesting depth 1. Every other byte is the original. Without edits

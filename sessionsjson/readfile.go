@@ -1,6 +1,7 @@
 package sessionsjson
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +66,37 @@ func ReadRegularFile(path string, limit int64) ([]byte, error) {
 		return nil, tooLarge(path, limit)
 	}
 	return data, nil
+}
+
+// FileHolds reports whether the regular file at path holds exactly data, comparing as it
+// reads (no copy of the file is made). A file that cannot be read holds nothing: the error
+// says why.
+func FileHolds(path string, data []byte) (bool, error) {
+	f, size, err := openWithin(path, int64(len(data)))
+	if errors.Is(err, ErrTooLarge) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if size != int64(len(data)) {
+		return false, nil
+	}
+	buf := make([]byte, min(len(data)+1, 64<<10))
+	for off := 0; ; {
+		n, err := f.Read(buf)
+		if n > len(data)-off || !bytes.Equal(buf[:n], data[off:off+n]) {
+			return false, nil // longer than data now, or different
+		}
+		off += n
+		if err == io.EOF {
+			return off == len(data), nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 }
 
 // openWithin opens the regular file at path (OpenRegularFile) and returns its size, refusing

@@ -22,11 +22,26 @@ import (
 // `sessions` bound to that table by a WITH clause; `messages` is the file's (a deleted row's
 // messages are never looked up again: the predicates only look up those of remaining rows).
 // Close drops the table.
+//
+// The copy is made only when a change needs it (Delete, or the v18 backfill): until then the
+// view reads the file's sessions rows in place, with the rows reopened or ended so far (a
+// TEMP table of their ended_at and end_reason) laid over them, so that a start that deletes
+// nothing does not copy 100,000 rows and build five indexes to read a few hundred of them
+// (issue 30: two thirds of status' time on such a home), and the queries use the file's own
+// indexes, as the runtime's do.
 type View struct {
 	db       *DB
-	table    string // the TEMP table holding the view's sessions rows
+	table    string // the TEMP table holding the view's sessions rows, once copied
 	has      map[string]bool
 	reopened map[string]bool
+	// copied: the rows are in table; until then names and values select them from the file
+	// (values: each column's expression over main.sessions s0) and overlaid counts the rows
+	// of the overlay (table + "_ended": id, ended_at, end_reason).
+	copied   bool
+	decl     []string
+	names    []string
+	values   []string
+	overlaid int
 }
 
 // PeerFill is what the v18 migration copies from one sessions.json entry into the sessions
@@ -107,18 +122,56 @@ func (db *DB) NewView(ctx context.Context, toSchema int, fills []PeerFill) (*Vie
 		decl, names, values = append(decl, c.name+" "+typ), append(names, c.name), append(values, value)
 		v.has[c.name] = true
 	}
-	if err := v.fill(ctx, decl, names, values, fills); err != nil {
+	v.decl, v.names, v.values = decl, names, values
+	err = v.exec(ctx, "view: build", nil, "CREATE TEMP TABLE "+v.overlay()[len("temp."):]+" (id TEXT PRIMARY KEY, ended_at REAL, end_reason TEXT)")
+	if err == nil && len(fills) > 0 {
+		err = v.copy(ctx, fills)
+	}
+	if err != nil {
 		return nil, errors.Join(err, v.Close())
 	}
 	return v, nil
 }
 
+// overlay is the TEMP table of the rows reopened or ended before the copy.
+func (v *View) overlay() string { return v.table + "_ended" }
+
+// source is the SELECT of the view's rows from the file, with the overlay laid over them.
+func (v *View) source() string {
+	cols := make([]string, len(v.names))
+	for i, name := range v.names {
+		value := v.values[i]
+		if v.overlaid > 0 && (name == "ended_at" || name == "end_reason") {
+			value = "CASE WHEN o.id IS NULL THEN " + value + " ELSE o." + name + " END"
+		}
+		cols[i] = value + " AS " + name
+	}
+	from := " FROM main.sessions s0"
+	if v.overlaid > 0 {
+		from += " LEFT JOIN " + v.overlay() + " o ON o.id = s0.id"
+	}
+	return "SELECT " + strings.Join(cols, ", ") + from
+}
+
+// copy copies the view's rows into its table (the file's, the overlay laid over them),
+// applies the backfill and builds the indexes; the overlay is emptied.
+func (v *View) copy(ctx context.Context, fills []PeerFill) error {
+	if v.copied {
+		return nil
+	}
+	if err := v.fill(ctx, v.decl, v.names, fills); err != nil {
+		return err
+	}
+	v.copied, v.overlaid = true, 0
+	return v.exec(ctx, "view: build", nil, "DELETE FROM "+v.overlay())
+}
+
 // fill creates the view's table from the file's sessions rows, applies the backfill and
 // builds the indexes.
-func (v *View) fill(ctx context.Context, decl, names, values []string, fills []PeerFill) error {
+func (v *View) fill(ctx context.Context, decl, names []string, fills []PeerFill) error {
 	stmts := []string{
 		"CREATE TEMP TABLE " + v.table[len("temp."):] + " (" + strings.Join(decl, ", ") + ")",
-		"INSERT INTO " + v.table + " (" + strings.Join(names, ", ") + ") SELECT " + strings.Join(values, ", ") + " FROM main.sessions s0",
+		"INSERT INTO " + v.table + " (" + strings.Join(names, ", ") + ") " + v.source(),
 	}
 	for i, cols := range viewIndexes {
 		if v.indexable(cols) {
@@ -223,10 +276,12 @@ func columnTypes(ctx context.Context, q querier, table string) (map[string]strin
 	return out, rows.Err()
 }
 
-// Close drops the view's table.
+// Close drops the view's tables.
 func (v *View) Close() error {
-	if _, err := v.db.sql.Exec("DROP TABLE IF EXISTS " + v.table); err != nil {
-		return fmt.Errorf("view: drop: %w", err)
+	for _, t := range []string{v.table, v.overlay()} {
+		if _, err := v.db.sql.Exec("DROP TABLE IF EXISTS " + t); err != nil {
+			return fmt.Errorf("view: drop: %w", err)
+		}
 	}
 	return nil
 }
@@ -235,6 +290,12 @@ func (v *View) Close() error {
 // Delete deletes sessions as prune_sessions does (the start's auto-prune, the ghost prune):
 // the rows naming them as parent are orphaned first.
 func (v *View) Delete(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := v.copy(ctx, nil); err != nil {
+		return err
+	}
 	return v.change(ctx, "view: delete", ids, nil,
 		"UPDATE "+v.table+" SET parent_session_id = NULL WHERE parent_session_id IN (SELECT value FROM json_each(?1))",
 		"DELETE FROM "+v.table+" WHERE id IN (SELECT value FROM json_each(?1))")
@@ -246,6 +307,9 @@ func (v *View) Reopen(ctx context.Context, ids ...string) error {
 	for _, id := range ids {
 		v.reopened[id] = true
 	}
+	if !v.copied {
+		return v.lay(ctx, "view: reopen", ids, nil, "NULL", "NULL")
+	}
 	return v.change(ctx, "view: reopen", ids, nil,
 		"UPDATE "+v.table+" SET ended_at = NULL, end_reason = NULL WHERE id IN (SELECT value FROM json_each(?1))")
 }
@@ -256,8 +320,28 @@ func (v *View) Reopened(id string) bool { return v.reopened[id] }
 // Finalize ends sessions as the orphan finalize does: ended_at = now, end_reason
 // orphaned_compression.
 func (v *View) Finalize(ctx context.Context, now float64, ids ...string) error {
+	if !v.copied {
+		return v.lay(ctx, "view: finalize", ids, []any{now}, "?2", "'"+EndReasonOrphanedCompression+"'")
+	}
 	return v.change(ctx, "view: finalize", ids, []any{now},
 		"UPDATE "+v.table+" SET ended_at = ?2, end_reason = '"+EndReasonOrphanedCompression+"' WHERE id IN (SELECT value FROM json_each(?1))")
+}
+
+// lay records in the overlay that the rows ids (those the file has) now hold endedAt and
+// endReason (SQL expressions; ?1 is the ids, args follow), as the copy's UPDATE would.
+func (v *View) lay(ctx context.Context, op string, ids []string, args []any, endedAt, endReason string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := v.change(ctx, op, ids, args, "INSERT OR REPLACE INTO "+v.overlay()+" (id, ended_at, end_reason) SELECT s0.id, "+endedAt+", "+endReason+
+		" FROM main.sessions s0 WHERE s0.id IN (SELECT value FROM json_each(?1))")
+	if err != nil {
+		return err
+	}
+	if err := v.db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+v.overlay()).Scan(&v.overlaid); err != nil {
+		return classify(op, err, false)
+	}
+	return nil
 }
 
 // change runs stmts on the view's table with the ids as ?1 (a JSON array) and args after it.
@@ -274,6 +358,9 @@ func (v *View) change(ctx context.Context, op string, ids []string, args []any, 
 
 // with returns the WITH clause binding `sessions` to the view's table in a query.
 func (v *View) with() string {
+	if !v.copied {
+		return "WITH sessions AS NOT MATERIALIZED (" + v.source() + ") "
+	}
 	return "WITH sessions AS NOT MATERIALIZED (SELECT * FROM " + v.table + ") "
 }
 

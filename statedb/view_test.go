@@ -146,3 +146,61 @@ func TestViewBackfill(t *testing.T) {
 		t.Errorf("a deleted row is recovered")
 	}
 }
+
+// TestViewOverlayBeforeCopy: the view reads the file in place until a delete needs the copy:
+// rows finalized and reopened before it read as changed (in the queries and in EndReasons),
+// the copy keeps those changes, and the rows deleted then are gone while the others stay.
+func TestViewOverlayBeforeCopy(t *testing.T) {
+	ctx := context.Background()
+	db := upgradeDB(t, "r0715-c2a3b9ce5--r0817-481156139")
+	v := newView(t, db, 26)
+	orphans, err := v.Orphans(ctx, upgradeNow-DefaultOrphanMinAge)
+	if err != nil || len(orphans) < 2 {
+		t.Fatalf("orphans %v (%v)", orphans, err)
+	}
+	pruned, err := v.PruneCandidates(ctx, upgradeNow-90*86400, sessionsjson.PruneByInactivity)
+	if err != nil || len(pruned) == 0 {
+		t.Fatalf("prune candidates %v (%v)", pruned, err)
+	}
+	if err := v.Finalize(ctx, upgradeNow, orphans[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Reopen(ctx, pruned[0]); err != nil {
+		t.Fatal(err)
+	}
+	if v.copied {
+		t.Fatal("the view copied the rows before a delete")
+	}
+	check := func(when string, deleted bool) {
+		t.Helper()
+		reasons, err := v.EndReasons(ctx, []string{orphans[0], pruned[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := reasons[orphans[0]]; r == nil || *r != EndReasonOrphanedCompression {
+			t.Errorf("%s: the finalized row reads %v", when, r)
+		}
+		if r, ok := reasons[pruned[0]]; !ok || r != nil {
+			t.Errorf("%s: the reopened row reads %v (present %v)", when, r, ok)
+		}
+		again, err := v.Orphans(ctx, upgradeNow-DefaultOrphanMinAge)
+		if err != nil || slices.Contains(again, orphans[0]) || slices.Contains(again, orphans[1]) != !deleted {
+			t.Errorf("%s: orphans %v (%v)", when, again, err)
+		}
+		left, err := v.PruneCandidates(ctx, upgradeNow-90*86400, sessionsjson.PruneByInactivity)
+		if err != nil || slices.Contains(left, pruned[0]) {
+			t.Errorf("%s: a reopened row is a prune candidate: %v (%v)", when, left, err)
+		}
+	}
+	check("before the copy", false)
+	if err := v.Delete(ctx, orphans[1]); err != nil {
+		t.Fatal(err)
+	}
+	if !v.copied {
+		t.Fatal("a delete without the copy")
+	}
+	check("after the copy", true)
+	if reasons, _ := v.EndReasons(ctx, orphans[1:2]); len(reasons) != 0 {
+		t.Errorf("a deleted row reads %v", reasons)
+	}
+}

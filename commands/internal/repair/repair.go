@@ -134,10 +134,10 @@ func (r *Run) lock(ctx context.Context) (fresh bool, err error) {
 	if r.release, err = home.Lock(ctx, r.H.Opts); err != nil {
 		return false, err
 	}
-	o := r.H.Opts
+	o, mirror := r.H.Opts, r.H.Mirror
 	r.H.Close()
-	r.H = &home.Home{Opts: o} // the old home is garbage while the new one is read
-	h, err := home.Open(ctx, o, r.purpose)
+	r.H = &home.Home{Opts: o} // the old home is garbage while the new one is read, but for its sessions.json
+	h, err := home.Reopen(ctx, o, r.purpose, mirror)
 	if err != nil {
 		return false, err
 	}

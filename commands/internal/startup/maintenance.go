@@ -37,6 +37,12 @@ const (
 // none). Routing.LoadedByFrom and Dropped.LoadedByFrom come from the home's own generation's
 // load (h.Rules) of the home as it is.
 func Start(ctx context.Context, h *home.Home, to Target, fills []statedb.PeerFill) (Routing, StartMaintenance, error) {
+	return start(ctx, h, to, fills, true)
+}
+
+// start is Start; without report the routing load's report (and the home's own generation's
+// load it compares with, a second view of state.db) is not made.
+func start(ctx context.Context, h *home.Home, to Target, fills []statedb.PeerFill, report bool) (Routing, StartMaintenance, error) {
 	if h.DBErr != nil {
 		return Routing{}, StartMaintenance{}, fmt.Errorf("%w: %v", ErrNoDatabase, h.DBErr)
 	}
@@ -44,6 +50,7 @@ func Start(ctx context.Context, h *home.Home, to Target, fills []statedb.PeerFil
 	if err != nil {
 		return Routing{}, StartMaintenance{}, err
 	}
+	s.report = report
 	for _, step := range []func(context.Context) error{s.gatewayInit, s.gatewayLoad, s.cliStart} {
 		if err := step(ctx); err != nil {
 			return Routing{}, StartMaintenance{}, errors.Join(err, s.close())
@@ -62,9 +69,11 @@ func Own(h *home.Home) Target {
 }
 
 // Next is what the home's own generation's next start and first hour do to its storage
-// (status's data.start_maintenance).
+// (status's data.start_maintenance). The routing load's report is not made (status does
+// not show it): on a home of 100,000 sessions its second view of state.db was a third of
+// status' time (issue 30).
 func Next(ctx context.Context, h *home.Home) (StartMaintenance, error) {
-	_, m, err := Start(ctx, h, Own(h), nil)
+	_, m, err := start(ctx, h, Own(h), nil, false)
 	return m, err
 }
 
@@ -78,6 +87,9 @@ type startRun struct {
 	cfg   autoPruneSettings
 	meta  map[string]string
 	load  *storeLoad
+	// report: the routing load is reported (with the home's own generation's load of the
+	// home as it is, for LoadedByFrom).
+	report bool
 
 	routing Routing
 	maint   StartMaintenance
@@ -196,11 +208,14 @@ func (s *startRun) gatewayLoad(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.load = l; !s.report {
+		return nil
+	}
 	ownLoad, err := s.ownLoad(ctx)
 	if err != nil {
 		return err
 	}
-	s.load, s.routing = l, l.report(ownLoad)
+	s.routing = l.report(ownLoad)
 	return nil
 }
 
