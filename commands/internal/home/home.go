@@ -122,6 +122,8 @@ func (s Source) Store() string {
 const (
 	StoreSessionsJSON   = "sessions.json"
 	StoreGatewayRouting = "gateway_routing"
+	// StoreStateDB names, in change lists, a state.db change that is not a routing row.
+	StoreStateDB = "state.db"
 	// StoreLegacy names, in change lists, sessions.json holding a legacy entry of a
 	// db-primary home (journals name the file, StoreSessionsJSON).
 	StoreLegacy = "sessions.json (legacy)"

@@ -168,14 +168,14 @@ func imageChanges(j *journal.Journal, verb string) []Change {
 			After: fileSide(f.After, f.AfterStash, "moved back from ")})
 	}
 	for _, row := range j.Rows {
-		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: verb + " row", Before: row.Before, After: row.After})
+		out = append(out, Change{Store: home.StoreStateDB, Target: row.Table + "/" + describeKey(row.Key), Op: verb + " row", Before: row.Before, After: row.After})
 	}
 	if j.RowStore != "" {
 		op := "restore rows"
 		if j.RowStoreOp == journal.RowStoreDeleted {
 			op = "delete rows"
 		}
-		out = append(out, Change{Store: "state.db", Target: j.RowStore, Op: op})
+		out = append(out, Change{Store: home.StoreStateDB, Target: j.RowStore, Op: op})
 	}
 	return out
 }
@@ -194,7 +194,7 @@ func JournalChanges(j *journal.Journal) []Change {
 		}
 	}
 	if j.Operation != nil {
-		out = append(out, Change{Store: "state.db", Target: strings.Join(j.Operation.Targets, ", "), Op: j.Operation.Kind, Before: nil, After: j.Operation.Note})
+		out = append(out, Change{Store: home.StoreStateDB, Target: strings.Join(j.Operation.Targets, ", "), Op: j.Operation.Kind, Before: nil, After: j.Operation.Note})
 	}
 	return out
 }
