@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +45,7 @@ func holdFlock() {
 	}
 	f, err := os.OpenFile(os.Args[1], os.O_RDWR|os.O_CREATE, 0o644)
 	if err == nil {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = flockExclusive(f, true)
 	}
 	if err == nil {
 		err = os.WriteFile(os.Args[2], []byte(strconv.Itoa(os.Getpid())), 0o644)
