@@ -684,16 +684,19 @@ func TestRobustSymlinkedSessionsJSON(t *testing.T) {
 	}
 }
 
-// tempFiles lists the .sessions_*.tmp files in dirs.
+// tempFiles lists the temporary files of a sessions.json rewrite in dirs: the runtime's
+// (.sessions_*.tmp) and sessionctl's (.sessionctl-*.tmp).
 func tempFiles(t testing.TB, dirs ...string) []string {
 	t.Helper()
 	var out []string
 	for _, d := range dirs {
-		m, err := filepath.Glob(filepath.Join(d, ".sessions_*.tmp"))
-		if err != nil {
-			t.Fatal(err)
+		for _, pattern := range []string{".sessions_*.tmp", ".sessionctl-*.tmp"} {
+			m, err := filepath.Glob(filepath.Join(d, pattern))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m...)
 		}
-		out = append(out, m...)
 	}
 	slices.Sort(out)
 	return out

@@ -110,7 +110,7 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, err)
 	}
 	if opts.Keep > 0 { // the rotation's lock, taken first: a refused run writes no backup
-		release, err := home.Lock(ctx, h.Opts)
+		release, err := repair.LockHome(ctx, h.Opts)
 		if err != nil {
 			return repair.Outcome{}, nil, err
 		}

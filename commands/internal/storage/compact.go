@@ -154,7 +154,7 @@ func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Out
 	if err := refuseCompact(h, d); err != nil {
 		return repair.Outcome{}, err
 	}
-	release, err := home.Lock(ctx, h.Opts)
+	release, err := repair.LockHome(ctx, h.Opts)
 	if err != nil {
 		return repair.Outcome{}, err
 	}
