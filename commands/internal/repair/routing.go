@@ -342,11 +342,24 @@ func (a *routingApplier) restoreJSON() bool {
 	if h.Mirror.Doc == nil || (len(a.primary) == 0 && len(a.mirror) == 0) {
 		return true
 	}
-	if err := sessionsjson.WriteFileAtomic(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes(), a.r.tempPattern()); err != nil {
+	err := sessionsjson.WriteFileAtomic(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes(), a.r.tempPattern())
+	if errors.Is(err, sessionsjson.ErrNotDurable) && sameBytes(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes()) {
+		// the original bytes are back in place (verified); only its directory's sync failed, as
+		// the failed write's did: nothing is left changed
+		h.Opts.Warnf("sessions.json was put back as it was, but its directory could not be synced: %v", err)
+		return true
+	}
+	if err != nil {
 		h.Opts.Warnf("could not restore sessions.json after a failed write: %v", err)
 		return false
 	}
 	return true
+}
+
+// sameBytes reports whether the file at path holds exactly want.
+func sameBytes(path string, want []byte) bool {
+	got, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(got, want)
 }
 
 // applyDB updates gateway_routing and, inside the same transaction, the mirror: if the
