@@ -158,6 +158,9 @@ func toolDir(path string) (created bool, err error) {
 			return false, err
 		} else if err == nil {
 			created = true
+			if err := OwnLikeParent(path); err != nil {
+				return false, err
+			}
 		}
 		fi, err = os.Lstat(path) // the directory just made, or what won a race for the name
 	}
@@ -188,6 +191,9 @@ func OpenToolFile(path string, flag int) (*os.File, error) {
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
 		err = fmt.Errorf("%s is %s, not a regular file: %w", path, FileKind(fi.Mode()), ErrUnsafeToolPath)
+	}
+	if err == nil && flag&os.O_CREATE != 0 { // created now or by an earlier run as root: the home owner's
+		err = OwnLikeParent(path)
 	}
 	if err != nil {
 		f.Close()

@@ -228,6 +228,9 @@ func writeBackup(ctx context.Context, h *home.Home, db *statedb.DB, parent, name
 	if err == nil {
 		err = writeManifest(tmp, m)
 	}
+	if err == nil { // run as root: the backup is its directory's owner's, as the home's files are
+		err = sessionsjson.OwnTreeLikeParent(tmp)
+	}
 	var dir string
 	if err == nil {
 		dir, err = publish(tmp, parent, name, h.Opts.Clock)
