@@ -545,11 +545,15 @@ func newTempFiles(t testing.TB, home string, before []string) []string {
 //   - sessions.json is byte-equal to its before- or after-image, state.db passes
 //     integrity_check and dumps equal to its before- or after-image, and the pair is the
 //     outcome the case table names (untouched, applied, or a mirror ahead of the database);
-//   - a kill between the temp file and the rename leaves that temp file holding exactly the
-//     after-image, and sessions.json keeps its mode;
-//   - the journal exists (every point lies after it is written) and check runs cleanly;
-//   - `undo JOURNAL --apply` restores the before-image exactly, whatever the point: the parts
-//     of the change that never landed are left alone.
+//   - a kill between the temp file and the rename leaves that temp file, of sessionctl's own
+//     name, holding exactly the after-image, and sessions.json keeps its mode;
+//   - the journal exists (every point but journal.before-rename lies after it is written; at
+//     journal.torn it is cut at a random byte) and check runs cleanly, reporting a torn journal
+//     and sessionctl's temp file as such (never as the runtime's);
+//   - `undo JOURNAL --apply` of every journal left, newest first, restores the before-image
+//     exactly, whatever the point (the parts of the change that never landed are left alone; a
+//     torn journal is settled), and removes sessionctl's temp file; after
+//     journal.before-rename the next run of the command removes the journal's temp file.
 func TestCrashFaultPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests skipped in -short mode")

@@ -249,3 +249,34 @@ func TestPruneKeepsMentionedStash(t *testing.T) {
 		t.Errorf("%s was not removed", paths[0])
 	}
 }
+
+// TestLastTakesTornJournal (issue 31): the newest journal torn (cut short), List marks it
+// Torn and Last returns it, for undo to settle; once it is moved aside Last goes on to the
+// one before. A newer journal unreadable otherwise still refuses undo --last.
+func TestLastTakesTornJournal(t *testing.T) {
+	h, paths := testHome(t, -1)
+	torn := filepath.Join(h.JournalDir(), "20260702T000000.000000000Z-suspend.json")
+	if err := os.WriteFile(torn, []byte("{\n  \"version\": 1,\n  \"comm"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	items, err := List(h)
+	if err != nil || len(items) != 2 || !items[1].Torn || items[0].Torn {
+		t.Fatalf("List: %v, %v", items, err)
+	}
+	it, err := Last(h)
+	if err != nil || it.Path != torn {
+		t.Fatalf("Last: %v, %v; want the torn journal", it, err)
+	}
+	if _, err := journal.SettleTorn(torn); err != nil {
+		t.Fatal(err)
+	}
+	if it, err := Last(h); err != nil || it.Path != paths[0] {
+		t.Fatalf("Last after settling: %v, %v; want %s", it, err, paths[0])
+	}
+	if err := os.WriteFile(torn, []byte(`{"version": 99}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Last(h); err == nil {
+		t.Fatal("Last with a newer unreadable (not torn) journal: no error")
+	}
+}
