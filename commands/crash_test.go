@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -417,11 +418,15 @@ type faultGroup struct {
 // repairs (journal written inside the transaction, transcripts stashed after the commit).
 func faultGroups() []faultGroup {
 	jsonPoints := map[string]string{
+		journal.FaultJournalTorn:         killedUntouched,
+		journal.FaultJournalBeforeRename: killedUntouched,
 		sessionsjson.FaultAfterTempWrite: killedUntouched,
 		sessionsjson.FaultAfterTempSync:  killedUntouched,
 		sessionsjson.FaultAfterRename:    killedApplied,
 	}
 	dbRoutingPoints := map[string]string{
+		journal.FaultJournalTorn:         killedUntouched,
+		journal.FaultJournalBeforeRename: killedUntouched,
 		sessionsjson.FaultAfterTempWrite: killedUntouched,
 		sessionsjson.FaultAfterTempSync:  killedUntouched,
 		sessionsjson.FaultAfterRename:    killedMirrorAhead,
@@ -429,8 +434,10 @@ func faultGroups() []faultGroup {
 		statedb.FaultAfterCommit:         killedApplied,
 	}
 	repairPoints := map[string]string{
-		statedb.FaultBeforeCommit: killedUntouched,
-		statedb.FaultAfterCommit:  killedApplied,
+		journal.FaultJournalTorn:         killedUntouched,
+		journal.FaultJournalBeforeRename: killedUntouched,
+		statedb.FaultBeforeCommit:        killedUntouched,
+		statedb.FaultAfterCommit:         killedApplied,
 	}
 	suspend := []string{"suspend", keyBoth, "--apply"}
 	mark := []string{"resume", "mark", keyBoth, "--apply"}
@@ -538,11 +545,15 @@ func newTempFiles(t testing.TB, home string, before []string) []string {
 //   - sessions.json is byte-equal to its before- or after-image, state.db passes
 //     integrity_check and dumps equal to its before- or after-image, and the pair is the
 //     outcome the case table names (untouched, applied, or a mirror ahead of the database);
-//   - a kill between the temp file and the rename leaves that temp file holding exactly the
-//     after-image, and sessions.json keeps its mode;
-//   - the journal exists (every point lies after it is written) and check runs cleanly;
-//   - `undo JOURNAL --apply` restores the before-image exactly, whatever the point: the parts
-//     of the change that never landed are left alone.
+//   - a kill between the temp file and the rename leaves that temp file, of sessionctl's own
+//     name, holding exactly the after-image, and sessions.json keeps its mode;
+//   - the journal exists (every point but journal.before-rename lies after it is written; at
+//     journal.torn it is cut at a random byte) and check runs cleanly, reporting a torn journal
+//     and sessionctl's temp file as such (never as the runtime's);
+//   - `undo JOURNAL --apply` of every journal left, newest first, restores the before-image
+//     exactly, whatever the point (the parts of the change that never landed are left alone; a
+//     torn journal is settled), and removes sessionctl's temp file; after
+//     journal.before-rename the next run of the command removes the journal's temp file.
 func TestCrashFaultPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests skipped in -short mode")
@@ -597,9 +608,9 @@ func faultCase(t *testing.T, g faultGroup, point, want string, before, after hom
 	}
 	tmps := newTempFiles(t, home, tmpsBefore)
 	if point == sessionsjson.FaultAfterTempWrite || point == sessionsjson.FaultAfterTempSync {
-		// the runtime leaves such a file too; check reports it
-		if len(tmps) != 1 {
-			t.Fatalf("killed at %s: %d new temp files (%v), want 1", point, len(tmps), tmps)
+		// sessionctl's own temp file (never the runtime's name): its journal names it
+		if len(tmps) != 1 || !strings.HasPrefix(filepath.Base(tmps[0]), ".sessionctl-") {
+			t.Fatalf("killed at %s: new temp files %v, want one of sessionctl's own", point, tmps)
 		}
 		if data, err := os.ReadFile(tmps[0]); err != nil || !bytes.Equal(data, after.json) {
 			t.Errorf("killed at %s: the temp file is not the complete after-image (%d bytes, %v)", point, len(data), err)
@@ -611,8 +622,12 @@ func faultCase(t *testing.T, g faultGroup, point, want string, before, after hom
 		filesBetween(t, point, got.files, before.files, after.files, outcome == killedUntouched)
 	}
 	js := journals(t, home)
-	if len(js) != 1 {
-		t.Fatalf("killed at %s: %d journals, want 1 (every fault point lies after the journal is written)", point, len(js))
+	wantJournals := 1 // every other fault point lies after the journal is written
+	if point == journal.FaultJournalBeforeRename {
+		wantJournals = 0 // its temporary file only
+	}
+	if len(js) != wantJournals {
+		t.Fatalf("killed at %s: %d journals, want %d", point, len(js), wantJournals)
 	}
 
 	code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "check")
@@ -620,23 +635,44 @@ func faultCase(t *testing.T, g faultGroup, point, want string, before, after hom
 		t.Errorf("check: exit %d: %s", code, stderr)
 	}
 	assertCleanStderr(t, "check", stderr)
-	if strings.Contains(stdout, "sessions-json.unreadable") || strings.Contains(stdout, "corrupt") {
-		t.Errorf("check reports a damaged store:\n%.2000s", stdout)
+	if strings.Contains(stdout, "sessions-json.unreadable") || strings.Contains(stdout, "corrupt") || strings.Contains(stdout, "sessions-json.leftover-tmp .sessionctl-") {
+		t.Errorf("check reports a damaged store, or sessionctl's temp file as the runtime's:\n%.2000s", stdout)
+	}
+	if len(tmps) > 0 && !strings.Contains(stdout, "journal.leftover-tmp") {
+		t.Errorf("check does not report sessionctl's own temp file:\n%.2000s", stdout)
+	}
+	if point == journal.FaultJournalTorn && !strings.Contains(stdout, "journal.torn") {
+		t.Errorf("check does not report the torn journal:\n%.2000s", stdout)
 	}
 	// an entry edited in the mirror differs from its row; one removed from it is missing there
 	if outcome == killedMirrorAhead && !strings.Contains(stdout, "routing.mirror-differs") && !strings.Contains(stdout, "routing.mirror-missing") {
 		t.Errorf("check does not report the mirror ahead of gateway_routing:\n%.2000s", stdout)
 	}
 
-	code, stdout, stderr = runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[0], "--apply")
-	assertCleanStderr(t, "undo", stderr)
-	if code != ExitOK {
-		t.Fatalf("killed at %s (%s): undo: exit %d\nstdout: %.2000s\nstderr: %s", point, outcome, code, stdout, stderr)
-	}
-	for _, tmp := range tmps { // the kill's leftover temp file, which check reports: the operator removes it
-		if err := os.Remove(tmp); err != nil {
-			t.Fatal(err)
+	if point == journal.FaultJournalBeforeRename { // the next write settles the temporary file, then is undone
+		code, stdout, stderr = runChild(t, 0, append([]string{"--home", home, "--now", fixtureNow}, g.args...)...)
+		if code != ExitOK {
+			t.Fatalf("the next run: exit %d\nstdout: %.2000s\nstderr: %s", code, stdout, stderr)
 		}
+		if left, _ := filepath.Glob(filepath.Join(home, "sessionctl", "journal", ".journal_*.tmp")); len(left) > 0 {
+			t.Errorf("the next write left the journal's temporary file: %v", left)
+		}
+		js = journals(t, home)
+	}
+	for i := len(js) - 1; i >= 0; i-- { // every journal left, newest first
+		code, stdout, stderr = runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[i], "--apply")
+		if code != ExitOK {
+			t.Fatalf("killed at %s (%s): undo %s: exit %d\nstdout: %.2000s\nstderr: %s", point, outcome, js[i], code, stdout, stderr)
+		}
+		if point == journal.FaultJournalTorn && !strings.Contains(stderr, "torn") {
+			t.Errorf("undo of a torn journal does not say so: %s", stderr)
+		}
+	}
+	if left := newTempFiles(t, home, tmpsBefore); len(left) > 0 {
+		t.Errorf("killed at %s: undo left sessionctl's temp files: %v", point, left)
+	}
+	if left := journals(t, home); point == journal.FaultJournalTorn && len(left) > 0 {
+		t.Errorf("killed at %s: the torn journal is still listed: %v", point, left)
 	}
 	assertSameImage(t, "after undo", imageOf(t, home), before)
 	return home

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/sessionsjson"
@@ -121,8 +120,8 @@ func holdRepairLock(t *testing.T, home string) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatal(err)
+	if held, err := sessionsjson.TryLock(f); held || err != nil {
+		t.Fatalf("lock %s: held elsewhere %v, %v", f.Name(), held, err)
 	}
 	return func() { f.Close() }
 }

@@ -605,3 +605,25 @@ func TestOutcomeFTSRebuildSignalAfterCommit(t *testing.T) {
 		t.Errorf("journal: %v", err)
 	}
 }
+
+// TestOutcomeMirrorPutBackNotDurable (issue 31): resume mark on a db-primary home where every
+// sync of the sessions/ directory fails after its rename (injected, as EIO on that fsync):
+// the mirror's write fails inside the transaction, which rolls back, and the put-back of the
+// original mirror lands (its own directory sync failing too). Nothing is left changed — the
+// home is byte for byte as before — so the exit is 5, not 6, with no journal left.
+func TestOutcomeMirrorPutBackNotDurable(t *testing.T) {
+	home := fixtureHome(t, genDB)
+	before := imageOf(t, home)
+	fault := []string{sessionsjson.FaultPointEnv + "=" + sessionsjson.FaultAfterRename + ":fail"}
+	code, envl, stderr := runOutcome(t, fault, home, "resume", "mark", keyBoth, "--apply")
+	if code != ExitWrite || envl.Error == nil || envl.Error.Kind != "write" || envl.Applied || len(envl.Journals) != 0 {
+		t.Fatalf("exit %d, envelope %+v: %s; want exit 5, nothing applied, no journal", code, envl, stderr)
+	}
+	if js := journals(t, home); len(js) != 0 {
+		t.Errorf("journals left: %v", js)
+	}
+	if tmps := tempFiles(t, filepath.Join(home, "sessions")); len(tmps) > 1 { // the fixture's own leftover
+		t.Errorf("temp files left: %v", tmps)
+	}
+	assertSameImage(t, "after the failed write", imageOf(t, home), before)
+}

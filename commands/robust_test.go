@@ -22,7 +22,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,8 +65,7 @@ func TestRobustChildProcess(t *testing.T) {
 	if lim := os.Getenv(childFsizeEnv); lim != "" {
 		n, err := strconv.ParseUint(lim, 10, 64)
 		if err == nil {
-			signal.Ignore(syscall.SIGXFSZ)
-			err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n})
+			err = limitFileSize(n)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "robust child: RLIMIT_FSIZE:", err)
@@ -686,16 +684,19 @@ func TestRobustSymlinkedSessionsJSON(t *testing.T) {
 	}
 }
 
-// tempFiles lists the .sessions_*.tmp files in dirs.
+// tempFiles lists the temporary files of a sessions.json rewrite in dirs: the runtime's
+// (.sessions_*.tmp) and sessionctl's (.sessionctl-*.tmp).
 func tempFiles(t testing.TB, dirs ...string) []string {
 	t.Helper()
 	var out []string
 	for _, d := range dirs {
-		m, err := filepath.Glob(filepath.Join(d, ".sessions_*.tmp"))
-		if err != nil {
-			t.Fatal(err)
+		for _, pattern := range []string{".sessions_*.tmp", ".sessionctl-*.tmp"} {
+			m, err := filepath.Glob(filepath.Join(d, pattern))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m...)
 		}
-		out = append(out, m...)
 	}
 	slices.Sort(out)
 	return out
@@ -858,7 +859,7 @@ func TestRobustRoutingCommitInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := flockExclusive(lock, false); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "suspend-stuck", "--apply"); (code != ExitRefused && code != ExitData) || strings.Contains(stderr, "rolled it back") {
@@ -936,9 +937,7 @@ func TestRobustSidecarNotRegular(t *testing.T) {
 				home := fixtureHome(t, gen)
 				path := filepath.Join(home, "state.db"+side)
 				_ = os.Remove(path)
-				if err := syscall.Mkfifo(path, 0o600); err != nil {
-					t.Fatal(err)
-				}
+				mkfifo(t, path)
 				for _, args := range [][]string{{"status"}, {"prune-ghosts", "--apply"}} {
 					cmd := childCmd(t, 0, append([]string{"--home", home, "--now", fixtureNow}, args...)...)
 					var stderr bytes.Buffer
@@ -973,9 +972,7 @@ func TestRobustBackupOfBadFile(t *testing.T) {
 			home := fixtureHome(t, genDB)
 			path := filepath.Join(home, filepath.FromSlash(rel))
 			_ = os.Remove(path)
-			if err := syscall.Mkfifo(path, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			mkfifo(t, path)
 			before := exactSnapshot(t, home)
 			code, _, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "backup")
 			if code != ExitData || !strings.Contains(stderr, "named pipe") {

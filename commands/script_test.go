@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,7 +47,7 @@ func holdFlock() {
 	}
 	f, err := os.OpenFile(os.Args[1], os.O_RDWR|os.O_CREATE, 0o644)
 	if err == nil {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = flockExclusive(f, true)
 	}
 	if err == nil {
 		err = os.WriteFile(os.Args[2], []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -55,7 +56,25 @@ func holdFlock() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	time.Sleep(hold)
+	untilInterrupted(hold)
+}
+
+// untilInterrupted returns after d, or as soon as SIGINT or SIGTERM arrives. testscript
+// stops a background helper still running when a script ends (or fails) with SIGINT and
+// waits for it without a bound: a helper that slept through it (SIGINT is ignored in a
+// process started from a non-interactive shell's background job, and Go keeps it ignored
+// unless asked) held the script, and the package, until the test binary's timeout (issue 31:
+// TestScripts/maintain_quiet timed out once at full load). Asking for the signals installs
+// a handler even where they were ignored.
+func untilInterrupted(d time.Duration) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // holdOpen is a helper program: `holdopen FILE READY` opens FILE read-only, creates READY
@@ -74,7 +93,7 @@ func holdOpen() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	time.Sleep(time.Hour)
+	untilInterrupted(time.Hour)
 	f.Close()
 }
 

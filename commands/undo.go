@@ -29,7 +29,7 @@ func runUndo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	j, err := journal.Read(path)
+	j, err := journal.ReadOrTorn(path) // a torn journal is settled by repair.Undo
 	if err != nil {
 		return err
 	}

@@ -101,3 +101,10 @@ func FaultError(name string) error {
 	}
 	return nil
 }
+
+// FaultSelected reports whether FaultPointEnv selects name in its plain mode: for a point
+// that leaves something of its own (a file cut short) before it stops the process with
+// FaultPoint.
+func FaultSelected(name string) bool {
+	return faultPointSelected == name
+}

@@ -12,8 +12,53 @@ import (
 )
 
 // ErrUnsafeToolPath reports a symbolic link, or a file of the wrong type, where sessionctl
-// keeps its own files under <home>/sessionctl/: following it would write outside the home.
-var ErrUnsafeToolPath = errors.New("a symbolic link or a file of the wrong type where sessionctl keeps its files")
+// keeps its own files under <home>/sessionctl/ (following it would write outside the home),
+// or a path there it may not create or open (permission denied, a read-only file system):
+// one class, which every write refuses (exit 3; docs/json.md).
+var ErrUnsafeToolPath = errors.New("a symbolic link, a file of the wrong type, or a path sessionctl may not write where it keeps its files (<home>/sessionctl/)")
+
+// toolPathError marks err, from creating or opening a path under <home>/sessionctl/, as
+// ErrUnsafeToolPath when it says the path cannot be used there: permission denied, a
+// read-only file system, a directory where a file belongs, or a file where a directory
+// belongs.
+func toolPathError(err error) error {
+	if err == nil || errors.Is(err, ErrUnsafeToolPath) {
+		return err
+	}
+	for _, errno := range []error{fs.ErrPermission, syscall.EROFS, syscall.EISDIR, syscall.ENOTDIR} {
+		if errors.Is(err, errno) {
+			return fmt.Errorf("%w: %w", err, ErrUnsafeToolPath)
+		}
+	}
+	return err
+}
+
+// checkToolPaths refuses, before anything is created, what AcquireToolLock would refuse
+// after: a tool directory that is not a real directory, a lock that is not a regular file,
+// a journal directory that is not a real directory or holds a symbolic link. Nothing
+// missing is an error: a refused run creates nothing.
+func checkToolPaths(h Home) error {
+	for _, p := range []struct {
+		path string
+		ok   func(fs.FileMode) bool
+		want string
+	}{{h.ToolDir(), fs.FileMode.IsDir, "a directory"}, {h.ToolLockFile(), fs.FileMode.IsRegular, "a regular file"}} {
+		fi, err := os.Lstat(p.path)
+		if errors.Is(err, fs.ErrNotExist) && p.path == h.ToolDir() {
+			return nil // nothing below it either
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return toolPathError(err)
+		}
+		if !p.ok(fi.Mode()) {
+			return fmt.Errorf("%s is %s, not %s: %w", p.path, FileKind(fi.Mode()), p.want, ErrUnsafeToolPath)
+		}
+	}
+	return toolPathError(checkJournalDir(h))
+}
 
 // AcquireToolLock takes the advisory lock <home>/sessionctl/lock (creating the directory
 // 0700 and the file 0600) and records this process's pid in it. When another process holds
@@ -26,6 +71,9 @@ var ErrUnsafeToolPath = errors.New("a symbolic link or a file of the wrong type 
 // is an ErrUnsafeToolPath error and nothing is written. The home itself may be reached
 // through a symbolic link.
 func AcquireToolLock(h Home) (release func() error, err error) {
+	if err := checkToolPaths(h); err != nil {
+		return nil, fmt.Errorf("tool lock: %w", err)
+	}
 	if _, err := MakeToolDir(h, h.ToolDir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("tool lock: home %s does not exist: %w", h.Dir, ErrNotFound)
@@ -93,7 +141,7 @@ func MakeToolDir(h Home, dir string) ([]string, error) {
 		}
 		created, err := toolDir(path)
 		if err != nil {
-			return nil, err
+			return nil, toolPathError(err)
 		}
 		if created {
 			sync = append(sync, filepath.Dir(path))
@@ -110,6 +158,9 @@ func toolDir(path string) (created bool, err error) {
 			return false, err
 		} else if err == nil {
 			created = true
+			if err := OwnLikeParent(path); err != nil {
+				return false, err
+			}
 		}
 		fi, err = os.Lstat(path) // the directory just made, or what won a race for the name
 	}
@@ -135,11 +186,14 @@ func OpenToolFile(path string, flag int) (*os.File, error) {
 		return nil, fmt.Errorf("%s is a socket: %w", path, ErrUnsafeToolPath)
 	}
 	if err != nil {
-		return nil, err
+		return nil, toolPathError(err)
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
 		err = fmt.Errorf("%s is %s, not a regular file: %w", path, FileKind(fi.Mode()), ErrUnsafeToolPath)
+	}
+	if err == nil && flag&os.O_CREATE != 0 { // created now or by an earlier run as root: the home owner's
+		err = OwnLikeParent(path)
 	}
 	if err != nil {
 		f.Close()

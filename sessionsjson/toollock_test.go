@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -34,9 +33,7 @@ func TestToolLockRefusesLinks(t *testing.T) {
 		}},
 		{"lock is a named pipe", func(t *testing.T, h Home, outside string) {
 			mustMkdir(t, h.ToolDir())
-			if err := syscall.Mkfifo(h.ToolLockFile(), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			mkfifo(t, h.ToolLockFile())
 		}},
 		{"journal dir is a link", func(t *testing.T, h Home, outside string) {
 			mustMkdir(t, h.ToolDir())

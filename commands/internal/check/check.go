@@ -49,6 +49,7 @@ func Run(ctx context.Context, h *home.Home, deep bool) ([]Finding, error) {
 	out = append(out, deletedHolders(h)...)
 	out = append(out, orphanRowStores(h)...)
 	out = append(out, orphanStashes(h)...)
+	out = append(out, interrupted(h)...)
 	out = append(out, gateway(h, out)...)
 	return out, nil
 }

@@ -93,6 +93,8 @@ const (
 	DBDeletedHolder           ID = "db.deleted-holder"
 	JournalOrphanRowStore     ID = "journal.orphan-row-store"
 	JournalOrphanStash        ID = "journal.orphan-stash"
+	JournalTorn               ID = "journal.torn"
+	JournalLeftoverTmp        ID = "journal.leftover-tmp"
 	DBInterrupted             ID = "db.interrupted"
 	GatewayRunning            ID = "gateway.running"
 	StartPreviewUnknown       ID = "start.preview-unknown"
@@ -141,7 +143,7 @@ var All = []ID{
 	MaintainWritesRefused, MaintainStepRefused, MaintainCompactSkipped, SessionsJSONNewer, EntryUnreadable, StartPreviewUnknown,
 	ResumeSuspended, ResumeNotPending, OrphanLocked, OrphanLeased, GhostLeased, GhostHasChildren, GhostUnsafeID, GhostGlobID, RepairBatches, TranscriptsKept,
 	PruneLocked, PruneLeased, PruneUnsafeID,
-	DBDeletedHolder, JournalOrphanRowStore, JournalOrphanStash, DBInterrupted, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
+	DBDeletedHolder, JournalOrphanRowStore, JournalOrphanStash, JournalTorn, JournalLeftoverTmp, DBInterrupted, CompactFTSSkipped, BackupManifest, BackupFile, BackupIntegrity, BackupOtherHome, BackupKept, RestoreStale,
 }
 
 // FailOn is the level of findings that fails a run.

@@ -38,3 +38,21 @@ func orphanStashes(h *home.Home) []Finding {
 	}
 	return out
 }
+
+// interrupted reports what a crashed sessionctl run left that the next write settles
+// (journal.Settle): torn journals (warn: undo --last stops at one) and sessionctl's own
+// temporary files in sessions/ (info: they only take space; never the runtime's
+// sessions-json.leftover-tmp).
+func interrupted(h *home.Home) []Finding {
+	var out []Finding
+	for _, p := range journal.TornJournals(h.Opts.Home) {
+		out = append(out, Finding{JournalTorn, Warn, h.Opts.Rel(p),
+			"a journal cut short by a crash while it was written: it names a change that never started (journals are written whole before their change), nothing to undo; `sessionctl undo " + h.Opts.Rel(p) + " --apply` (or the next sessionctl write) moves it aside as .torn"})
+	}
+	temps, journals := journal.OwnTemps(h.Opts.Home)
+	for _, t := range temps {
+		out = append(out, Finding{JournalLeftoverTmp, Info, h.Opts.Rel(t),
+			"sessionctl's own temporary file from an interrupted rewrite of sessions.json (named by journal " + h.Opts.Rel(journals[t]) + "); the runtime never reads it: `sessionctl undo` of that journal, or the next sessionctl write, removes it"})
+	}
+	return out
+}

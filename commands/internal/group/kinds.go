@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 )
 
@@ -75,7 +76,7 @@ func OfChanges(changes []repair.Change) *Summary {
 // sessions", "sessions dir remove file".
 func ChangeKind(c repair.Change) string {
 	kind := c.Store + " " + c.Op
-	if c.Store == "state.db" {
+	if c.Store == home.StoreStateDB {
 		table, _, _ := strings.Cut(c.Target, "/")
 		kind += " " + table
 	}

@@ -123,6 +123,8 @@ func (s Source) Store() string {
 const (
 	StoreSessionsJSON   = "sessions.json"
 	StoreGatewayRouting = "gateway_routing"
+	// StoreStateDB names, in change lists, a state.db change that is not a routing row.
+	StoreStateDB = "state.db"
 )
 
 // Purpose decides what Open reads and how strictly.

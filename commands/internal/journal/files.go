@@ -18,7 +18,7 @@ import (
 // removed. An existing to is never replaced. After renames the caller syncs both
 // directories once (SyncDirs): a rename cannot lose the file, only be rolled back.
 func MoveFile(from, to string) error {
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+	if err := mkdirAllOwned(filepath.Dir(to)); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(to); err == nil {
@@ -102,6 +102,11 @@ func Stash(files []FileImage, warn func(string, ...any)) {
 	}
 	stash := filepath.Dir(files[0].BeforeStash)
 	fresh := os.Mkdir(stash, 0o700) == nil // in the journal's directory, which Write made
+	if fresh {
+		if err := sessionsjson.OwnLikeParent(stash); err != nil {
+			warn("stash: %v", err)
+		}
+	}
 	if fi, err := os.Lstat(stash); err != nil || !fi.IsDir() {
 		if err == nil {
 			err = fmt.Errorf("%s is %s, not a directory", stash, sessionsjson.FileKind(fi.Mode()))
@@ -279,6 +284,27 @@ func isStashFor(home sessionsjson.Home, stash, file string) bool {
 func refuseSymlink(path string) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("names a symbolic link: %q", path)
+	}
+	return nil
+}
+
+// mkdirAllOwned creates dir and its missing parents (mode 0700), each given its parent's
+// owner (sessionsjson.OwnLikeParent: a stash made by root stays the home owner's).
+func mkdirAllOwned(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := sessionsjson.OwnLikeParent(missing[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

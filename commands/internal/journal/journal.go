@@ -56,6 +56,14 @@ type Journal struct {
 	// undone while it is set, so undo --last takes that journal again and finishes the undo.
 	// Older sessionctl versions ignore the field.
 	Pending bool `json:"pending,omitempty"`
+	// Temps are the patterns (relative to the home, slash-separated) of the temporary files
+	// the change may create (SessionsTemps), recorded before any is: they prove such a file
+	// sessionctl's, for undo and the next write to remove (Settle). Older sessionctl
+	// versions ignore the field.
+	Temps []string `json:"temps,omitempty"`
+	// Torn marks a journal that was cut short (ReadOrTorn): it names a change that never
+	// started. Never written.
+	Torn bool `json:"-"`
 }
 
 // Swap records a restore: the files a backup put in place of the home's, and the backup of
@@ -273,13 +281,17 @@ func NewPath(dir, command string) string {
 }
 
 // Write writes j to path (mode 0600, synced, with the directories it created), stamping its
-// version and creation time. Writing the same journal again replaces it, so it may be called
-// from a transaction that is retried. A journal that could not be written whole is removed.
+// version and creation time, atomically: the journal goes to a temporary file of its own
+// (TempPath) that is synced and renamed over path, and the directory is synced, so that a
+// crash leaves the whole journal or none (a temporary file the next write removes, Settle).
+// Writing the same journal again replaces it, so it may be called from a transaction that is
+// retried. The fault points FaultJournalTorn and FaultJournalBeforeRename stop the process
+// inside the write when selected (sessionsjson.FaultPointEnv).
 //
 // path must be in j.Home's journal directory, and nothing there is followed: every directory
 // from <home>/sessionctl down is created or checked without following a symbolic link, the
-// file is created with O_NOFOLLOW, and neither it nor its stash may be a symbolic link (a
-// refusal, sessionsjson.ErrUnsafeToolPath).
+// files are created with O_NOFOLLOW, and neither the journal nor its stash may be a symbolic
+// link (a refusal, sessionsjson.ErrUnsafeToolPath).
 func Write(path string, j *Journal) error {
 	dirs, err := sessionsjson.MakeToolDir(sessionsjson.Home{Dir: j.Home}, filepath.Dir(path))
 	if err != nil {
@@ -299,7 +311,11 @@ func Write(path string, j *Journal) error {
 		j.Version = versionAbsent
 	}
 	j.CreatedAt = time.Now().UTC().Format(time.RFC3339Nano)
-	f, err := create(path)
+	if err := checkTarget(path); err != nil {
+		return refusal(fmt.Errorf("create journal: %w", err))
+	}
+	tmp := TempPath(path)
+	f, err := create(tmp)
 	if err != nil {
 		return refusal(fmt.Errorf("create journal: %w", err))
 	}
@@ -315,34 +331,62 @@ func Write(path string, j *Journal) error {
 		err = cerr
 	}
 	if err == nil {
+		tornFault(tmp, path, dirs)
+		sessionsjson.FaultPoint(FaultJournalBeforeRename)
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
 		err = SyncDirs(dirs...)
 	}
 	if err != nil {
+		_ = os.Remove(tmp)
 		_ = os.Remove(path)
 		return fmt.Errorf("write journal: %w", err)
 	}
 	return nil
 }
 
-// create makes a new journal file at path (0600, O_EXCL, O_NOFOLLOW): a regular file there
-// (an earlier attempt of the same write) is replaced; a symbolic link or anything else, at
-// path or at its stash, is refused.
-func create(path string) (*os.File, error) {
+// TempPath is where Write writes the journal at path before renaming it into place:
+// .journal_<name>.tmp beside it (Finish's temporary files follow the same pattern,
+// finishTemp).
+func TempPath(path string) string {
+	return filepath.Join(filepath.Dir(path), ".journal_"+strings.TrimSuffix(filepath.Base(path), ".json")+".tmp")
+}
+
+// checkTarget refuses a journal path or stash that is a symbolic link, a journal path that is
+// anything but a regular file (an earlier attempt of the same write, which the rename
+// replaces), and a stash that is not a directory.
+func checkTarget(path string) error {
 	for _, p := range []string{StashDir(path), path} {
 		fi, err := os.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return nil, err
+			return err
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return nil, fmt.Errorf("%s is a symbolic link: %w", p, sessionsjson.ErrUnsafeToolPath)
+			return fmt.Errorf("%s is a symbolic link: %w", p, sessionsjson.ErrUnsafeToolPath)
 		case p == path && fi.Mode().IsRegular():
-			if err := os.Remove(path); err != nil {
-				return nil, err
-			}
 		case p == path || !fi.IsDir():
-			return nil, fmt.Errorf("%s is %s: %w", p, sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrUnsafeToolPath)
+			return fmt.Errorf("%s is %s: %w", p, sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrUnsafeToolPath)
 		}
+	}
+	return nil
+}
+
+// create makes a new file at path (0600, O_EXCL, O_NOFOLLOW): a regular file there (a
+// temporary file an earlier attempt left) is replaced; anything else is refused.
+func create(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case fi.Mode().IsRegular():
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s is %s: %w", path, sessionsjson.FileKind(fi.Mode()), sessionsjson.ErrUnsafeToolPath)
 	}
 	return sessionsjson.OpenToolFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 }
@@ -430,7 +474,9 @@ func Read(path string) (*Journal, error) {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("read journal: %w", err))
 	}
 	var j Journal
-	if err := json.Unmarshal(data, &j); err != nil {
+	if err := json.Unmarshal(data, &j); err != nil && torn(data) {
+		return nil, tornError(path)
+	} else if err != nil {
 		return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s is not a sessionctl journal: %w", path, err))
 	}
 	if j.Version != version && j.Version != versionText && j.Version != versionRowStore && j.Version != versionAbsent && (j.Version != versionSwap || j.Swap == nil) {

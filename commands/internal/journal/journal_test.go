@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"syscall"
 	"testing"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -220,9 +219,7 @@ func TestWriteRefusesLinks(t *testing.T) {
 		}},
 		{"journal file is a named pipe", func(t *testing.T, h sessionsjson.Home, path, outside string) {
 			mustMkdirAll(t, h.JournalDir())
-			if err := syscall.Mkfifo(path, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			mkfifo(t, path)
 		}},
 	}
 	for _, tt := range tests {

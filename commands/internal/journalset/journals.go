@@ -34,8 +34,11 @@ type Item struct {
 	Undoes   string `json:"undoes"` // an undo journal: the journal it reverted
 	// Pending: an undo journal whose undo has not finished (stopped part-way): the journal it
 	// reverts is not undone yet, and undo of that journal finishes it.
-	Pending bool   `json:"pending"`
-	Error   string `json:"error,omitempty"`
+	Pending bool `json:"pending"`
+	// Torn: the journal is cut short (journal.ErrTorn, Error says so): it names a change that
+	// never started; undo of it (or undo --last, while it is the newest) moves it aside.
+	Torn  bool   `json:"torn"`
+	Error string `json:"error,omitempty"`
 
 	j       *journal.Journal
 	created time.Time
@@ -79,7 +82,7 @@ func read(path string) *Item {
 	it := &Item{Path: path, Bytes: Bytes(path)}
 	j, err := journal.Read(path)
 	if err != nil {
-		it.Error = err.Error()
+		it.Error, it.Torn = err.Error(), errors.Is(err, journal.ErrTorn)
 		return it
 	}
 	it.j, it.Time, it.Command, it.Home, it.Undoes, it.Pending = j, j.CreatedAt, j.Command, j.Home, j.Reverts(), j.Pending
@@ -144,7 +147,9 @@ var ErrNoJournal = errors.New("no journal to undo")
 // Last returns the newest journal of the home that undo --last reverts: not an undo journal
 // itself (so that undo --last again goes one further back), not undone, and holding
 // something undo restores (not a compact's or an fts rebuild's record). A newer journal that
-// cannot be read refuses it: which change is the last is then not known.
+// cannot be read refuses it: which change is the last is then not known; except a torn one
+// (Torn), which names a change that never started: it is the one returned, for undo to
+// settle (journal.ReadOrTorn), and undo --last then goes on to the one before.
 func Last(home sessionsjson.Home) (*Item, error) {
 	items, err := List(home)
 	if err != nil {
@@ -153,6 +158,8 @@ func Last(home sessionsjson.Home) (*Item, error) {
 	for i := len(items) - 1; i >= 0; i-- {
 		it := items[i]
 		switch {
+		case it.Torn:
+			return it, nil
 		case it.j == nil:
 			return nil, failure.Mark(failure.Data, fmt.Errorf("journal %s cannot be read (%s): name the journal to undo (sessionctl journal list)", it.Path, it.Error))
 		case it.Undone || it.Undoes != "" || it.Command == "undo" || !restorable(it.j):

@@ -91,7 +91,7 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(h.JournalDir(), "20260601T000000.000000000Z-bad.json")
-	if err := os.WriteFile(bad, []byte("{"), 0o600); err != nil {
+	if err := os.WriteFile(bad, []byte(`{"version": 99}`), 0o600); err != nil { // unreadable, not torn
 		t.Fatal(err)
 	}
 	now := time.Now().Add(48 * time.Hour)
@@ -196,14 +196,15 @@ func pruneOrphanStash(t *testing.T, keep int) {
 		t.Fatal(err)
 	}
 	_, p, err := Prune(context.Background(), home.Options{Home: h}, now, 86400, keep, true)
-	want, kept := []string{temp, old}, []string{young, mentioned, foreign, paths[3]}
+	// the journal temporary file goes as the lock is taken (journal.Settle), before the plan
+	want, kept := []string{old}, []string{young, mentioned, foreign, paths[3]}
 	if keep == 0 {
-		want, kept = []string{temp, old, mentioned}, []string{young, foreign}
+		want, kept = []string{old, mentioned}, []string{young, foreign}
 	}
 	if err != nil || !slices.Equal(p.Orphans, want) {
 		t.Fatalf("leftovers removed %v (%v); want %v", p.Orphans, err, want)
 	}
-	for _, gone := range want {
+	for _, gone := range append(want, temp) {
 		if _, err := os.Lstat(gone); err == nil {
 			t.Errorf("%s still there", gone)
 		}
@@ -246,5 +247,36 @@ func TestPruneKeepsMentionedStash(t *testing.T) {
 	}
 	if _, err := os.Lstat(paths[0]); err == nil {
 		t.Errorf("%s was not removed", paths[0])
+	}
+}
+
+// TestLastTakesTornJournal (issue 31): the newest journal torn (cut short), List marks it
+// Torn and Last returns it, for undo to settle; once it is moved aside Last goes on to the
+// one before. A newer journal unreadable otherwise still refuses undo --last.
+func TestLastTakesTornJournal(t *testing.T) {
+	h, paths := testHome(t, -1)
+	torn := filepath.Join(h.JournalDir(), "20260702T000000.000000000Z-suspend.json")
+	if err := os.WriteFile(torn, []byte("{\n  \"version\": 1,\n  \"comm"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	items, err := List(h)
+	if err != nil || len(items) != 2 || !items[1].Torn || items[0].Torn {
+		t.Fatalf("List: %v, %v", items, err)
+	}
+	it, err := Last(h)
+	if err != nil || it.Path != torn {
+		t.Fatalf("Last: %v, %v; want the torn journal", it, err)
+	}
+	if _, err := journal.SettleTorn(torn); err != nil {
+		t.Fatal(err)
+	}
+	if it, err := Last(h); err != nil || it.Path != paths[0] {
+		t.Fatalf("Last after settling: %v, %v; want %s", it, err, paths[0])
+	}
+	if err := os.WriteFile(torn, []byte(`{"version": 99}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Last(h); err == nil {
+		t.Fatal("Last with a newer unreadable (not torn) journal: no error")
 	}
 }

@@ -57,7 +57,7 @@ func Prune(ctx context.Context, o home.Options, now time.Time, olderThan float64
 	if err != nil || !apply || len(p.Journals)+len(p.RowStores)+len(p.Orphans) == 0 {
 		return repair.Outcome{Changes: pruneChanges(p)}, p, err
 	}
-	release, err := home.Lock(ctx, o)
+	release, err := repair.LockHome(ctx, o)
 	if err != nil {
 		return repair.Outcome{Changes: pruneChanges(p)}, p, err
 	}

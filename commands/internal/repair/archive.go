@@ -180,7 +180,7 @@ func archiveSelection(ctx context.Context, h *home.Home, sel statedb.Archiving, 
 func archiveReport(changes []statedb.RowChange) Outcome {
 	var res Outcome
 	for _, c := range changes {
-		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "sessions/" + c.Key["id"].Text + "/archived", Op: "set",
+		res.Changes = append(res.Changes, Change{Store: home.StoreStateDB, Target: "sessions/" + c.Key["id"].Text + "/archived", Op: "set",
 			Before: plainValue(c.Before.Values[0]), After: plainValue(c.After.Values[0])})
 	}
 	return res

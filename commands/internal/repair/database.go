@@ -96,7 +96,7 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 
 // latchChange is the change of a repair that writes its latch alone.
 func latchChange(key string) Change {
-	return Change{Store: "state.db", Target: "state_meta/" + key, Op: "set", Before: nil, After: "1"}
+	return Change{Store: home.StoreStateDB, Target: "state_meta/" + key, Op: "set", Before: nil, After: "1"}
 }
 
 // planLatch adds to a plan that changes no row the latch the runtime's CLI start-up sets
@@ -206,8 +206,8 @@ func finalizeReport(ids []string, locked []statedb.Orphan, now float64) Outcome 
 	}
 	for _, id := range ids {
 		res.Changes = append(res.Changes,
-			Change{Store: "state.db", Target: "sessions/" + id + "/ended_at", Op: "set", Before: nil, After: now},
-			Change{Store: "state.db", Target: "sessions/" + id + "/end_reason", Op: "set", Before: nil, After: statedb.EndReasonOrphanedCompression})
+			Change{Store: home.StoreStateDB, Target: "sessions/" + id + "/ended_at", Op: "set", Before: nil, After: now},
+			Change{Store: home.StoreStateDB, Target: "sessions/" + id + "/end_reason", Op: "set", Before: nil, After: statedb.EndReasonOrphanedCompression})
 	}
 	return res
 }
@@ -473,7 +473,7 @@ func deletedPrompts(changes []statedb.RowChange) []Change {
 	var out []Change
 	for _, c := range changes {
 		if c.Table == "system_prompts" && c.After == nil && c.Before != nil {
-			out = append(out, Change{Store: "state.db", Target: "system_prompts/" + c.Key["hash"].Text, Op: "delete"})
+			out = append(out, Change{Store: home.StoreStateDB, Target: "system_prompts/" + c.Key["hash"].Text, Op: "delete"})
 		}
 	}
 	return out
@@ -492,7 +492,7 @@ func pruneReport(kept []string, children map[string][]string, deleted []statedb.
 			res.Findings = append(res.Findings, check.Finding{Check: check.GhostUnsafeID, Severity: check.Warn, Subject: s.ID,
 				Message: fmt.Sprintf("id %q is not a safe file name (%s): the row is deleted as the runtime does; no transcript file is touched", s.ID, why)})
 		}
-		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "sessions/" + s.ID, Op: "delete", Before: home.NewSessionRow(s)})
+		res.Changes = append(res.Changes, Change{Store: home.StoreStateDB, Target: "sessions/" + s.ID, Op: "delete", Before: home.NewSessionRow(s)})
 		for _, f := range transcripts[s.ID] {
 			res.Changes = append(res.Changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -136,7 +137,7 @@ func ftsReport(stale, after []statedb.FTSIndex) Outcome {
 		if !ok {
 			y = statedb.FTSIndex{Table: x.Table, Source: x.Source, External: x.External, Docs: x.Docs + x.Missing - x.Extra}
 		}
-		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "fts/" + x.Table, Op: "rebuild",
+		res.Changes = append(res.Changes, Change{Store: home.StoreStateDB, Target: "fts/" + x.Table, Op: "rebuild",
 			Before: ftsSide(x), After: ftsSide(y)})
 	}
 	return res

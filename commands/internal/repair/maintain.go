@@ -196,7 +196,7 @@ func lockUnlessRefused(ctx context.Context, o home.Options) (release func() erro
 	if refused || guarded != nil {
 		return func() error { return nil }, guarded, nil
 	}
-	release, err = home.Lock(ctx, o)
+	release, err = LockHome(ctx, o)
 	return release, nil, err
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 )
 
@@ -90,6 +91,9 @@ type Run struct {
 	// moveWarnings holds what the moves warn of until Close passes it on (they run while
 	// the face writes).
 	moveWarnings warnings
+	// temp is the pattern of the temporary files this run writes in sessions/, named by its
+	// journal (writeJournal).
+	temp string
 }
 
 // warnings collects one-line warnings from goroutines.
@@ -131,7 +135,7 @@ func (r *Run) lock(ctx context.Context) (fresh bool, err error) {
 	if r.release != nil {
 		return false, nil
 	}
-	if r.release, err = home.Lock(ctx, r.H.Opts); err != nil {
+	if r.release, err = LockHome(ctx, r.H.Opts); err != nil {
 		return false, err
 	}
 	o, mirror := r.H.Opts, r.H.Mirror
@@ -247,4 +251,17 @@ func stopped(out Outcome, err error) error {
 		return err
 	}
 	return &Incomplete{Outcome: out, Err: err}
+}
+
+// LockHome takes sessionctl's lock on the home (home.Lock) and settles, under it, what an
+// interrupted run left (journal.Settle: its temporary files, torn journals): every write
+// takes the lock this way, so the next write after a crash puts right what it can prove
+// sessionctl's.
+func LockHome(ctx context.Context, o home.Options) (func() error, error) {
+	release, err := home.Lock(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	journal.Settle(o.Home, o.Warnf)
+	return release, nil
 }

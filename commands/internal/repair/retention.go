@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -128,7 +129,7 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 	res, orphaned, err := r.applyRetention(ctx, ret, deletable, r.retentionBatchRows(cands), files, res)
 	sum.fill(cands, changedSessions(res.Changes), orphaned, files, sizes)
 	for _, c := range res.Changes {
-		if c.Store == "gateway_routing" {
+		if c.Store == home.StoreGatewayRouting {
 			sum.Routing++
 		}
 	}
@@ -168,7 +169,7 @@ func neverActive(o RetentionOptions, ids []string) []string {
 func routingRowChanges(rows []statedb.RoutingRow) []Change {
 	var out []Change
 	for _, row := range rows {
-		out = append(out, Change{Store: "gateway_routing", Target: row.Scope + " " + row.Key, Op: "delete"})
+		out = append(out, Change{Store: home.StoreGatewayRouting, Target: row.Scope + " " + row.Key, Op: "delete"})
 	}
 	return out
 }
@@ -388,13 +389,13 @@ func retentionReport(cands []statedb.RetentionCandidate, deleted []string, orpha
 			before = map[string]any{"source": c.Source, "started_at": c.StartedAt, "messages": c.Messages}
 			res.Findings = append(res.Findings, unsafeIDFinding(id)...)
 		}
-		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "sessions/" + id, Op: "delete", Before: before})
+		res.Changes = append(res.Changes, Change{Store: home.StoreStateDB, Target: "sessions/" + id, Op: "delete", Before: before})
 		for _, f := range files[id] {
 			res.Changes = append(res.Changes, Change{Store: "sessions dir", Target: filepath.Base(f), Op: "remove file"})
 		}
 	}
 	for _, child := range sortedKeys(toBoolSet(orphaned)) {
-		res.Changes = append(res.Changes, Change{Store: "state.db", Target: "sessions/" + child + "/parent_session_id", Op: "set", Before: orphaned[child]})
+		res.Changes = append(res.Changes, Change{Store: home.StoreStateDB, Target: "sessions/" + child + "/parent_session_id", Op: "set", Before: orphaned[child]})
 	}
 	return res
 }
@@ -422,7 +423,7 @@ func toBoolSet(m map[string]string) map[string]bool {
 func changedSessions(changes []Change) []string {
 	var out []string
 	for _, c := range changes {
-		if id, ok := strings.CutPrefix(c.Target, "sessions/"); ok && c.Op == "delete" && c.Store == "state.db" {
+		if id, ok := strings.CutPrefix(c.Target, "sessions/"); ok && c.Op == "delete" && c.Store == home.StoreStateDB {
 			out = append(out, id)
 		}
 	}

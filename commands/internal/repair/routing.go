@@ -333,7 +333,7 @@ func (a *routingApplier) spliced(planned []plannedEntry) (*sessionsjson.Document
 func (a *routingApplier) writeJSON(doc *sessionsjson.Document) (changed bool, err error) {
 	h := a.r.H
 	path := h.Opts.Home.SessionsJSON()
-	err = sessionsjson.WriteFileAtomicIf(path, ".sessions_*.tmp", func(w io.Writer) error {
+	err = sessionsjson.WriteFileAtomicIf(path, a.r.tempPattern(), func(w io.Writer) error {
 		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
 	}, func() error { return h.Mirror.Unchanged(path) }) // just before the rename: another writer's file is kept
 	h.Mirror.Read, _ = os.Stat(h.Opts.Home.SessionsJSON()) // the file as this run left it
@@ -362,11 +362,24 @@ func (a *routingApplier) restoreJSON() bool {
 	if h.Mirror.Doc == nil || (len(a.primary) == 0 && len(a.mirror) == 0) {
 		return true
 	}
-	if err := sessionsjson.WriteFileAtomic(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes(), ".sessions_*.tmp"); err != nil {
+	err := sessionsjson.WriteFileAtomic(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes(), a.r.tempPattern())
+	if errors.Is(err, sessionsjson.ErrNotDurable) && sameBytes(h.Opts.Home.SessionsJSON(), h.Mirror.Doc.Bytes()) {
+		// the original bytes are back in place (verified); only its directory's sync failed, as
+		// the failed write's did: nothing is left changed
+		h.Opts.Warnf("sessions.json was put back as it was, but its directory could not be synced: %v", err)
+		return true
+	}
+	if err != nil {
 		h.Opts.Warnf("could not restore sessions.json after a failed write: %v", err)
 		return false
 	}
 	return true
+}
+
+// sameBytes reports whether the file at path holds exactly want.
+func sameBytes(path string, want []byte) bool {
+	got, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(got, want)
 }
 
 // applyDB updates gateway_routing and, inside the same transaction, the mirror: if the
@@ -517,10 +530,23 @@ func (r *Run) journalPath() string {
 	return journal.NewPath(r.H.Opts.Home.JournalDir(), r.H.Opts.Command)
 }
 
-// writeJournal stores j at a new journal path and returns the path.
+// writeJournal stores j at a new journal path and returns the path. The journal names the
+// temporary files a rewrite of sessions.json by this run creates (journal.SessionsTemps)
+// before any is: undo and the next write remove what a crash leaves of them.
 func (r *Run) writeJournal(j *journal.Journal) (string, error) {
 	path := r.journalPath()
+	j.Temps, r.temp = journal.SessionsTemps(path), journal.TempPattern(path)
 	return path, journal.Write(path, j)
+}
+
+// tempPattern is the pattern of this run's temporary files in sessions/: the one its journal
+// names (writeJournal); sessionctl's name without a journal's before one is written (such a
+// file is never proven sessionctl's, so never removed).
+func (r *Run) tempPattern() string {
+	if r.temp == "" {
+		return journal.TempPattern("unjournaled")
+	}
+	return r.temp
 }
 
 // Routing plans, and when applying refuses-or-journals-and-writes, a routing change. A

@@ -32,6 +32,9 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if err := j.ForHome(h.Opts.Home); err != nil { // the same home through a symbolic link is fine
 		return Outcome{}, failure.Mark(failure.Refused, err)
 	}
+	if j.Torn {
+		return settleTorn(ctx, r, path)
+	}
 	if err := j.CheckPaths(h.Opts.Home); err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
 	}
@@ -44,7 +47,7 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if !r.Apply {
 		return res, nil
 	}
-	if len(res.Changes) == 0 && len(duplicates) == 0 {
+	if len(res.Changes) == 0 && len(duplicates) == 0 && len(journal.LeftoverTemps(h.Opts.Home, j)) == 0 {
 		return finishUndoers(ctx, r, path, j, res)
 	}
 	routing, err := writesRouting(ctx, inv)
@@ -105,6 +108,18 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))
 	}
 	return res, nil
+}
+
+// settleTorn is the undo of a torn journal (journal.ReadOrTorn): the change it names never
+// started, so there is nothing to restore; applied, the lock's settling (LockHome) moves the
+// journal aside and says so.
+func settleTorn(ctx context.Context, r *Run, path string) (Outcome, error) {
+	if !r.Apply {
+		r.H.Opts.Warnf("journal %s is torn (cut short by a crash while it was written): it names a change that never started, nothing to undo; --apply moves it aside", path)
+		return Outcome{}, nil
+	}
+	_, err := r.lock(ctx)
+	return Outcome{}, err
 }
 
 // finishUndoers settles the undos of the journal at path (j) that stopped part-way, once an
@@ -168,14 +183,14 @@ func imageChanges(j *journal.Journal, verb string) []Change {
 			After: fileSide(f.After, f.AfterStash, "moved back from ")})
 	}
 	for _, row := range j.Rows {
-		out = append(out, Change{Store: "state.db", Target: row.Table + "/" + describeKey(row.Key), Op: verb + " row", Before: row.Before, After: row.After})
+		out = append(out, Change{Store: home.StoreStateDB, Target: row.Table + "/" + describeKey(row.Key), Op: verb + " row", Before: row.Before, After: row.After})
 	}
 	if j.RowStore != "" {
 		op := "restore rows"
 		if j.RowStoreOp == journal.RowStoreDeleted {
 			op = "delete rows"
 		}
-		out = append(out, Change{Store: "state.db", Target: j.RowStore, Op: op})
+		out = append(out, Change{Store: home.StoreStateDB, Target: j.RowStore, Op: op})
 	}
 	return out
 }
@@ -194,7 +209,7 @@ func JournalChanges(j *journal.Journal) []Change {
 		}
 	}
 	if j.Operation != nil {
-		out = append(out, Change{Store: "state.db", Target: strings.Join(j.Operation.Targets, ", "), Op: j.Operation.Kind, Before: nil, After: j.Operation.Note})
+		out = append(out, Change{Store: home.StoreStateDB, Target: strings.Join(j.Operation.Targets, ", "), Op: j.Operation.Kind, Before: nil, After: j.Operation.Note})
 	}
 	return out
 }

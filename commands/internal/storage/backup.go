@@ -110,7 +110,7 @@ func Backup(ctx context.Context, h *home.Home, opts BackupOptions) (repair.Outco
 		return repair.Outcome{}, nil, failure.Mark(failure.Data, err)
 	}
 	if opts.Keep > 0 { // the rotation's lock, taken first: a refused run writes no backup
-		release, err := home.Lock(ctx, h.Opts)
+		release, err := repair.LockHome(ctx, h.Opts)
 		if err != nil {
 			return repair.Outcome{}, nil, err
 		}
@@ -227,6 +227,9 @@ func writeBackup(ctx context.Context, h *home.Home, db *statedb.DB, parent, name
 	m, err := fillBackup(ctx, h, db, tmp, kind, set)
 	if err == nil {
 		err = writeManifest(tmp, m)
+	}
+	if err == nil { // run as root: the backup is its directory's owner's, as the home's files are
+		err = sessionsjson.OwnTreeLikeParent(tmp)
 	}
 	var dir string
 	if err == nil {

@@ -132,19 +132,19 @@ func compactChanges(before statedb.Physical, after *statedb.Physical, fts []stri
 		if after != nil {
 			now = after.FTSSegments[t]
 		}
-		out = append(out, repair.Change{Store: "state.db", Target: "fts/" + t + "/segments", Op: "optimize", Before: n, After: now})
+		out = append(out, repair.Change{Store: home.StoreStateDB, Target: "fts/" + t + "/segments", Op: "optimize", Before: n, After: now})
 	}
 	var size any = before.UsedBytes()
 	if after != nil {
 		size = after.FileBytes
 	}
-	out = append(out, repair.Change{Store: "state.db", Target: "state.db/bytes", Op: "vacuum", Before: before.FileBytes, After: size})
+	out = append(out, repair.Change{Store: home.StoreStateDB, Target: "state.db/bytes", Op: "vacuum", Before: before.FileBytes, After: size})
 	if before.WALBytes > 0 || before.JournalMode == "wal" {
 		var wal any = int64(0)
 		if after != nil {
 			wal = after.WALBytes
 		}
-		out = append(out, repair.Change{Store: "state.db", Target: "state.db-wal/bytes", Op: "checkpoint", Before: before.WALBytes, After: wal})
+		out = append(out, repair.Change{Store: home.StoreStateDB, Target: "state.db-wal/bytes", Op: "checkpoint", Before: before.WALBytes, After: wal})
 	}
 	return out
 }
@@ -154,7 +154,7 @@ func applyCompact(ctx context.Context, h *home.Home, d *CompactData) (repair.Out
 	if err := refuseCompact(h, d); err != nil {
 		return repair.Outcome{}, err
 	}
-	release, err := home.Lock(ctx, h.Opts)
+	release, err := repair.LockHome(ctx, h.Opts)
 	if err != nil {
 		return repair.Outcome{}, err
 	}
@@ -212,11 +212,11 @@ func compactFailed(out repair.Outcome, dbPath string, d *CompactData, res stated
 	}
 	var done []string
 	if len(res.Optimized) > 0 {
-		out.Changes = append(out.Changes, repair.Change{Store: "state.db", Target: "fts", Op: "optimize", Before: nil, After: res.Optimized})
+		out.Changes = append(out.Changes, repair.Change{Store: home.StoreStateDB, Target: "fts", Op: "optimize", Before: nil, After: res.Optimized})
 		done = append(done, fmt.Sprintf("the FTS indexes %v were merged", res.Optimized))
 	}
 	if res.Checkpointed {
-		out.Changes = append(out.Changes, repair.Change{Store: "state.db", Target: "state.db-wal/bytes", Op: "checkpoint", Before: d.Before.WALBytes, After: fileSize(dbPath + "-wal")})
+		out.Changes = append(out.Changes, repair.Change{Store: home.StoreStateDB, Target: "state.db-wal/bytes", Op: "checkpoint", Before: d.Before.WALBytes, After: fileSize(dbPath + "-wal")})
 		done = append(done, "the WAL was checkpointed into state.db")
 	}
 	tail := "VACUUM rolled back; run compact again"

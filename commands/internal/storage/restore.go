@@ -151,7 +151,7 @@ func swap(ctx context.Context, h *home.Home, src string, m *Manifest, actions []
 	if err := refuseShared(h, h.Opts.Command, true); err != nil {
 		return swapResult{}, err
 	}
-	release, err := home.Lock(ctx, h.Opts)
+	release, err := repair.LockHome(ctx, h.Opts)
 	if err != nil {
 		return swapResult{}, err
 	}

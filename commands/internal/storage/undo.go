@@ -142,7 +142,7 @@ func finishUndoers(ctx context.Context, h *home.Home, path string) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	release, err := home.Lock(ctx, h.Opts)
+	release, err := repair.LockHome(ctx, h.Opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,249 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sessionctl/sessionctl/commands/internal/failure"
+	"github.com/sessionctl/sessionctl/sessionsjson"
+)
+
+// The fault points of Write (docs/decisions.md, "Issue 31").
+const (
+	// FaultJournalTorn leaves the journal cut at a random byte: the whole journal is written
+	// to its temporary file, which is then truncated at a random length below its size and
+	// renamed into place, and the process is killed — what a kill in the middle of writing
+	// the journal in place would leave (older sessionctl versions wrote it so).
+	FaultJournalTorn = "journal.torn"
+	// FaultJournalBeforeRename stops the process once the temporary file is written and
+	// synced, before it is renamed: no journal, a temporary file of sessionctl's own.
+	FaultJournalBeforeRename = "journal.before-rename"
+)
+
+// ErrTorn says a journal is cut short: a prefix of a sessionctl journal that ends before
+// the journal does. Journals are written whole (and synced) before the change they describe
+// starts, so a torn journal names a change that never started: there is nothing to undo,
+// and Settle moves it aside.
+var ErrTorn = errors.New("the journal is cut short (torn): it names a change that never started")
+
+// tornSuffix replaces .json in the name of a torn journal Settle moved aside.
+const tornSuffix = ".torn"
+
+// journalHead is how every journal Write writes starts.
+var journalHead = []byte("{\n  \"version\": ")
+
+// tornFault is FaultJournalTorn: when selected, tmp (written whole) is cut at a random
+// length, renamed to path, the directories synced, and the process killed.
+func tornFault(tmp, path string, dirs []string) {
+	if !sessionsjson.FaultSelected(FaultJournalTorn) {
+		return
+	}
+	if fi, err := os.Stat(tmp); err == nil && fi.Size() > 0 {
+		_ = os.Truncate(tmp, rand.Int64N(fi.Size()))
+	}
+	_ = os.Rename(tmp, path)
+	_ = SyncDirs(dirs...)
+	sessionsjson.FaultPoint(FaultJournalTorn)
+}
+
+// torn reports whether data is a sessionctl journal cut short: empty or zeros only (a file
+// whose blocks never reached the disk), or, with trailing zeros dropped, a prefix of a JSON
+// object that begins as every journal does and ends before the object does.
+func torn(data []byte) bool {
+	data = bytes.TrimRight(data, "\x00")
+	if len(data) == 0 {
+		return true
+	}
+	if !bytes.HasPrefix(data, journalHead) && !bytes.HasPrefix(journalHead, data) {
+		return false
+	}
+	var v json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(data)).Decode(&v)
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// ReadOrTorn is Read, except that a torn journal in a home's journal directory (a name Write
+// gives, in <home>/sessionctl/journal/) is returned as a Journal with Torn set and the home
+// and command its path names, for undo to settle, instead of an error.
+func ReadOrTorn(path string) (*Journal, error) {
+	j, err := Read(path)
+	if !errors.Is(err, ErrTorn) {
+		return j, err
+	}
+	abs, aerr := filepath.Abs(path)
+	stem, ok := strings.CutSuffix(filepath.Base(abs), ".json")
+	dir := filepath.Dir(abs)
+	if aerr != nil || !ok || !journalName.MatchString(stem) || filepath.Base(dir) != "journal" || filepath.Base(filepath.Dir(dir)) != "sessionctl" {
+		return nil, err
+	}
+	_, command, _ := strings.Cut(stem, "-")
+	return &Journal{Torn: true, Home: filepath.Dir(filepath.Dir(dir)), Command: command}, nil
+}
+
+// tornError marks the error of a torn journal (a data error: exit 4 where it is not
+// settled).
+func tornError(path string) error {
+	return failure.Mark(failure.Data, fmt.Errorf("journal %s: %w (journals are written whole before their change; `sessionctl undo %s --apply` moves it aside)", path, ErrTorn, path))
+}
+
+// TornJournals lists the torn journals of the home's journal directory (regular files of a
+// journal's name; nothing is followed). A journal whose last byte other than white space is
+// the closing brace is complete (read no further): only the others are read whole.
+func TornJournals(home sessionsjson.Home) []string {
+	dir, entries, err := journalEntries(home)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || !journalName.MatchString(stem) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if endsComplete(path) {
+			continue
+		}
+		if _, err := Read(path); errors.Is(err, ErrTorn) {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// endsComplete reports whether the file's last byte other than white space is '}'.
+func endsComplete(path string) bool {
+	f, err := sessionsjson.OpenToolFile(path, os.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	buf := make([]byte, min(fi.Size(), 64))
+	if _, err := f.ReadAt(buf, fi.Size()-int64(len(buf))); err != nil {
+		return false
+	}
+	buf = bytes.TrimRight(buf, " \t\r\n")
+	return len(buf) > 0 && buf[len(buf)-1] == '}'
+}
+
+// tempPrefix starts the name of every temporary file sessionctl writes in a home's
+// sessions/ directory: never the runtime's .sessions_*.tmp.
+const tempPrefix = ".sessionctl-"
+
+// TempPattern is the pattern (for sessionsjson.WriteFileAtomic) of the temporary files the
+// change journaled at journalPath writes in sessions/: .sessionctl-<journal name>-*.tmp. The
+// journal names it (Temps) before any is created, which proves such a file sessionctl's.
+func TempPattern(journalPath string) string {
+	return tempPrefix + strings.TrimSuffix(filepath.Base(journalPath), ".json") + "-*.tmp"
+}
+
+// SessionsTemps is what a journal at journalPath records in Temps: its TempPattern in
+// sessions/, relative to the home.
+func SessionsTemps(journalPath string) []string {
+	return []string{"sessions/" + TempPattern(journalPath)}
+}
+
+// LeftoverTemps lists the temporary files of j that exist in the home's sessions/ directory
+// (regular files matching one of j.Temps; nothing is followed).
+func LeftoverTemps(home sessionsjson.Home, j *Journal) []string {
+	var out []string
+	for _, pattern := range j.Temps {
+		rel, ok := strings.CutPrefix(pattern, "sessions/")
+		if !ok || strings.ContainsAny(rel, `/\`) || !strings.HasPrefix(rel, tempPrefix) {
+			continue // a pattern sessionctl never writes
+		}
+		matches, _ := filepath.Glob(filepath.Join(home.SessionsDir(), rel))
+		for _, m := range matches {
+			if isRegular(m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// OwnTemps lists the temporary files in the home's sessions/ directory that sessionctl can
+// prove its own: named .sessionctl-<journal name>-*.tmp, and the journal of that name in the
+// journal directory names the pattern (Temps). journal is that journal's path for each.
+func OwnTemps(home sessionsjson.Home) (temps []string, journals map[string]string) {
+	matches, _ := filepath.Glob(filepath.Join(home.SessionsDir(), tempPrefix+"*.tmp"))
+	journals = map[string]string{}
+	for _, m := range matches {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), tempPrefix), ".tmp")
+		i := strings.LastIndexByte(name, '-')
+		if i < 0 || !journalName.MatchString(name[:i]) {
+			continue
+		}
+		path := filepath.Join(home.JournalDir(), name[:i]+".json")
+		j, err := Read(path)
+		if err != nil || !slices.Contains(LeftoverTemps(home, j), m) {
+			continue // not proven sessionctl's: left alone
+		}
+		temps = append(temps, m)
+		journals[m] = path
+	}
+	return temps, journals
+}
+
+// Settle puts right, under sessionctl's lock, what an interrupted run left in the home:
+// its journal temporary files (a journal never renamed into place, or a Finish cut short),
+// the temporary files in sessions/ it can prove its own (OwnTemps), and torn journals, which
+// are moved aside (<name>.torn beside them: kept, no longer listed as journals). Each is
+// warned of; what cannot be settled is warned of and left.
+func Settle(home sessionsjson.Home, warn func(string, ...any)) {
+	dir, entries, err := journalEntries(home)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if temp, _ := filepath.Match(finishTemp, e.Name()); temp && e.Type().IsRegular() {
+			p := filepath.Join(dir, e.Name())
+			if err := os.Remove(p); err != nil {
+				warn("sessionctl's temporary file %s (a journal never put in place): %v", p, err)
+			}
+		}
+	}
+	for _, p := range TornJournals(home) {
+		if aside, err := SettleTorn(p); err != nil {
+			warn("%v", err)
+		} else {
+			warn("journal %s was torn (cut short by a crash while it was written): it names a change that never started, nothing to undo; moved aside to %s", p, aside)
+		}
+	}
+	temps, journals := OwnTemps(home)
+	for _, t := range temps {
+		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			warn("sessionctl's temporary file %s: %v", t, err)
+			continue
+		}
+		warn("removed %s: sessionctl's temporary file from an interrupted write (journal %s)", t, journals[t])
+	}
+	if len(temps) > 0 {
+		_ = SyncDirs(home.SessionsDir())
+	}
+}
+
+// SettleTorn moves the torn journal at path aside (<name>.torn, durably) and returns where.
+func SettleTorn(path string) (string, error) {
+	aside := strings.TrimSuffix(path, ".json") + tornSuffix
+	if _, err := os.Lstat(aside); err == nil {
+		return "", fmt.Errorf("torn journal %s: %s exists: left as it is", path, aside)
+	}
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("move the torn journal %s aside: %w", path, err)
+	}
+	return aside, SyncDirs(filepath.Dir(path))
+}
