@@ -33,15 +33,17 @@ var typedTables = []struct {
 	{"session_turn_leases", []string{"conversation_id"}, nil},
 	{"system_prompts", []string{"hash"}, nil},
 	{"session_model_usage", []string{"session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "task"}, nil},
-	// messages: the columns sessionctl's queries compare (counts, ghosts, orphans, activity,
-	// the backfill's tool rows); the rest it only measures (length), which takes any class.
+	// messages: the columns sessionctl's queries compare and order by (counts, ghosts,
+	// orphans, activity), both in an index that covers the check; the rest (role included,
+	// which only the backfill count compares, in SQL) are measured (length) or compared as
+	// SQLite compares them, as the runtime does.
 	{"messages", []string{"id"}, MessageColumnsRead},
 	{"state_meta", []string{"key"}, nil},
 	{"gateway_routing", []string{"scope", "session_key"}, nil},
 }
 
 // MessageColumnsRead are the columns of messages whose values sessionctl's queries compare.
-var MessageColumnsRead = []string{"session_id", "role", "timestamp"}
+var MessageColumnsRead = []string{"session_id", "timestamp"}
 
 // typedClasses are the storage classes a column of each declared type holds when the
 // runtime writes it (NULL aside): an INTEGER column integers, a REAL column numbers, a TEXT
@@ -154,7 +156,7 @@ func (db *DB) typedOddRows(ctx context.Context, table string, key, only []string
 		sel = append(sel, "+"+quoteIdent(n))
 	}
 	rows, err := db.sql.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(table)+
-		" WHERE "+strings.Join(conds, " OR ")+" ORDER BY rowid")
+		" WHERE "+strings.Join(conds, " OR ")+" ORDER BY +rowid") // +: a covering index may scan
 	if err != nil {
 		return nil, classify("read odd values of "+table, err, false)
 	}
