@@ -19,19 +19,31 @@ type OddRow struct {
 }
 
 // typedTables are the tables of r0817's state.db (schema v26) sessionctl reads, each with
-// its primary key, whose every column OddRows checks against its declared type. A turn
-// lease's expires_at of TEXT, a last_activity_at of TEXT, a BLOB hash: each is a finding
-// about its row, read and compared as the runtime's SQL compares it (issue 29 item 4).
+// its primary key, whose every column (or, where only names them, those columns) OddRows
+// checks against its declared type. A turn lease's expires_at of TEXT, a last_activity_at of
+// TEXT, a BLOB hash, a message's TEXT timestamp: each is a finding about its row, read and
+// compared as the runtime's SQL compares it (issue 29 item 4).
 var typedTables = []struct {
 	table string
 	key   []string
+	only  []string
 }{
-	{"sessions", []string{"id"}},
-	{"compression_locks", []string{"session_id"}},
-	{"session_turn_leases", []string{"conversation_id"}},
-	{"system_prompts", []string{"hash"}},
-	{"session_model_usage", []string{"session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "task"}},
+	{"sessions", []string{"id"}, nil},
+	{"compression_locks", []string{"session_id"}, nil},
+	{"session_turn_leases", []string{"conversation_id"}, nil},
+	{"system_prompts", []string{"hash"}, nil},
+	{"session_model_usage", []string{"session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "task"}, nil},
+	// messages: the columns sessionctl's queries compare and order by (counts, ghosts,
+	// orphans, activity), both in an index that covers the check; the rest (role included,
+	// which only the backfill count compares, in SQL) are measured (length) or compared as
+	// SQLite compares them, as the runtime does.
+	{"messages", []string{"id"}, MessageColumnsRead},
+	{"state_meta", []string{"key"}, nil},
+	{"gateway_routing", []string{"scope", "session_key"}, nil},
 }
+
+// MessageColumnsRead are the columns of messages whose values sessionctl's queries compare.
+var MessageColumnsRead = []string{"session_id", "timestamp"}
 
 // typedClasses are the storage classes a column of each declared type holds when the
 // runtime writes it (NULL aside): an INTEGER column integers, a REAL column numbers, a TEXT
@@ -98,7 +110,7 @@ func (db *DB) OddRows(ctx context.Context) ([]OddRow, error) {
 		return out, nil
 	}
 	for _, t := range typedTables {
-		more, err := db.typedOddRows(ctx, t.table, t.key)
+		more, err := db.typedOddRows(ctx, t.table, t.key, t.only)
 		if err != nil {
 			return nil, err
 		}
@@ -114,8 +126,9 @@ const typedSchema = 26
 // typedOddRows lists the values of table whose storage class its column's declared type does
 // not take (typedClasses), by key and column; the columns OddRows checks by their own rules
 // (sessions.started_at, ended_at, api_call_count, compression_locks.acquired_at,
-// expires_at) are left to them. A table that is not there has none.
-func (db *DB) typedOddRows(ctx context.Context, table string, key []string) ([]OddRow, error) {
+// expires_at) are left to them; only, when not nil, limits the columns checked. A table that
+// is not there has none.
+func (db *DB) typedOddRows(ctx context.Context, table string, key, only []string) ([]OddRow, error) {
 	if !db.schema.Tables[table] {
 		return nil, nil
 	}
@@ -126,7 +139,7 @@ func (db *DB) typedOddRows(ctx context.Context, table string, key []string) ([]O
 	var names, conds []string
 	for _, c := range cols {
 		classes, ok := typedClasses[c.typ]
-		if !ok || ownRule[table+"."+c.name] {
+		if !ok || ownRule[table+"."+c.name] || only != nil && !slices.Contains(only, c.name) {
 			continue
 		}
 		names = append(names, c.name)
@@ -143,7 +156,7 @@ func (db *DB) typedOddRows(ctx context.Context, table string, key []string) ([]O
 		sel = append(sel, "+"+quoteIdent(n))
 	}
 	rows, err := db.sql.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(table)+
-		" WHERE "+strings.Join(conds, " OR ")+" ORDER BY rowid")
+		" WHERE "+strings.Join(conds, " OR ")+" ORDER BY +rowid") // +: a covering index may scan
 	if err != nil {
 		return nil, classify("read odd values of "+table, err, false)
 	}
