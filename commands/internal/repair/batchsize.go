@@ -19,23 +19,32 @@ const DefaultBatchTarget = 100 * time.Millisecond
 // disk, large enough that the next batch's estimate is not all fixed cost (journal and commit).
 const firstBatchUnits = 100
 
-// batchGrowth bounds how much larger a batch is than the one before it: the cost per unit is
-// measured on a batch whose fixed cost weighs more the smaller it is, so the estimate errs
-// on the long side, and a batch of another make-up (larger sessions, another part of the
-// table) cannot be many times the measured one.
+// batchGrowth bounds how much larger a batch is than the one before it: a batch of another
+// make-up (larger sessions, another part of the table) cannot be many times the measured one.
 const batchGrowth = 4
+
+// maxAim bounds what a batch aims at when the fixed cost of a transaction (its journal, its
+// commit, their fsyncs) alone comes near the target: the batch then takes as much again as
+// that cost, up to this hold, rather than many batches of fixed cost each; it stays under the
+// contract's 250 ms.
+const maxAim = 200 * time.Millisecond
 
 // sizer chooses each batch's rows from what the batches before it cost. With fixed set every
 // batch takes fixed rows (Options.BatchRows: tests and the rare operator who wants it).
+//
+// The cost of a batch is modelled as a fixed part and a part per cost unit, fitted by least
+// squares over every batch measured so far: a single batch that stalls (another process
+// holding the disk or the processors) moves the estimate by its share only.
 type sizer struct {
 	fixed  int
 	target time.Duration
 	// weight is the cost units of one candidate (nil: one per row).
 	weight func(id string) float64
-	// perUnit is the lock held per cost unit in the last batch measured (0: none yet).
-	perUnit float64
-	units   float64 // the units of the batch last sized
-	largest int     // the most rows a batch took
+	// The sums of the fit: batches measured, their units, their holds (ns), units², units×hold.
+	n, su, sh, suu, suh float64
+	shortest            float64 // the shortest hold measured (ns)
+	units               float64 // the units of the batch last sized
+	largest             int     // the most rows a batch took
 }
 
 // sizer returns the batch sizer of a run; weight gives each candidate's cost units (nil: one
@@ -56,10 +65,7 @@ func (s *sizer) size(among []string) int {
 	if s.fixed > 0 {
 		n = min(n, s.fixed)
 	} else {
-		budget := firstBatchUnits * float64(s.target) / float64(DefaultBatchTarget)
-		if s.perUnit > 0 {
-			budget = min(float64(s.target)/s.perUnit, batchGrowth*s.units)
-		}
+		budget := s.budget()
 		units := 0.0
 		for i, id := range among {
 			w := 1.0
@@ -78,11 +84,50 @@ func (s *sizer) size(among []string) int {
 	return n
 }
 
+// budget is the cost units the next batch may take.
+func (s *sizer) budget() float64 {
+	target := float64(s.target)
+	if s.n == 0 {
+		return firstBatchUnits * target / float64(DefaultBatchTarget)
+	}
+	fixed, perUnit := s.fit()
+	variable := target - fixed
+	if fixed > target/2 { // the fixed cost dominates: as much again, within maxAim
+		variable = max(variable, min(fixed, float64(maxAim)-fixed))
+	}
+	variable = max(variable, target/10)
+	return min(variable/perUnit, batchGrowth*s.units)
+}
+
+// fit returns the fixed cost of a batch and its cost per unit, in ns: the least-squares line
+// through the batches measured, or, while they do not determine one (a single batch, batches
+// of one size, noise that makes the line fall or start below zero), the lower envelope: the
+// shortest hold measured as the fixed cost (none while one batch is measured), the rest of
+// every hold spread over the units.
+func (s *sizer) fit() (fixed, perUnit float64) {
+	mu, mh := s.su/s.n, s.sh/s.n
+	if den := s.suu - s.su*mu; s.n >= 2 && den > 0 {
+		perUnit = (s.suh - s.su*mh) / den
+		if fixed = mh - perUnit*mu; perUnit > 0 && fixed >= 0 {
+			return fixed, perUnit
+		}
+	}
+	if s.n >= 2 {
+		fixed = s.shortest
+	}
+	return fixed, max((s.sh-s.n*fixed)/s.su, 1)
+}
+
 // measured records the lock a batch sized by size held.
 func (s *sizer) measured(held time.Duration) {
-	if s.units > 0 && held > 0 {
-		s.perUnit = float64(held) / s.units
+	if s.fixed > 0 || s.units <= 0 || held <= 0 {
+		return
 	}
+	h := float64(held)
+	if s.n == 0 || h < s.shortest {
+		s.shortest = h
+	}
+	s.n, s.su, s.sh, s.suu, s.suh = s.n+1, s.su+s.units, s.sh+h, s.suu+s.units*s.units, s.suh+s.units*h
 }
 
 // yield leaves state.db's write lock free after a batch that held it for held, long enough for

@@ -11,32 +11,42 @@ import (
 )
 
 // TestSizerFollowsMeasuredCost: the first batch takes firstBatchUnits at the default target
-// (in proportion at another); later ones as many units as the target holds at the cost the
-// last batch measured, at most batchGrowth times its units, at least one row, each candidate
-// weighing what weight says; a fixed size is kept whatever the cost.
+// (in proportion at another); later ones as many units as the target holds by the line
+// (fixed cost plus cost per unit) fitted through the batches measured, at most batchGrowth
+// times the last batch's units, at least one row, each candidate weighing what weight says;
+// where the fixed cost dominates a batch takes as much again; a fixed size is kept whatever
+// the cost.
 func TestSizerFollowsMeasuredCost(t *testing.T) {
 	ids := make([]string, 10000)
 	for i := range ids {
 		ids[i] = string(rune('a'+i%26)) + string(rune(i))
 	}
+	ms := time.Millisecond
 	s := Options{}.sizer(nil)
+	step := func(held time.Duration, want int, why string) {
+		t.Helper()
+		s.measured(held)
+		if n := s.size(ids); n < want-1 || n > want { // the fit's rounding may cost a row
+			t.Fatalf("%s: %d rows, want %d", why, n, want)
+		}
+	}
 	if n := s.size(ids); n != firstBatchUnits {
 		t.Fatalf("first batch %d rows, want %d", n, firstBatchUnits)
 	}
-	s.measured(10 * time.Millisecond) // 0.1 ms a row: the target holds 1,000, growth allows 400
-	if n := s.size(ids); n != batchGrowth*firstBatchUnits {
-		t.Fatalf("second batch %d rows, want %d (growth bound)", n, batchGrowth*firstBatchUnits)
-	}
-	s.measured(200 * time.Millisecond) // 0.5 ms a row: 200 rows hold the target
-	if n := s.size(ids); n != 200 {
-		t.Fatalf("third batch %d rows, want 200", n)
-	}
-	s.measured(100 * time.Second) // one row costs more than the target: still one row a batch
-	if n := s.size(ids); n != 1 {
-		t.Fatalf("fourth batch %d rows, want 1", n)
-	}
-	if s.largest != 400 {
-		t.Errorf("largest %d, want 400", s.largest)
+	step(20*ms, 4*firstBatchUnits, "one batch measured, 0.2 ms a row: the growth bound")
+	step(50*ms, 900, "10 ms + 0.1 ms a row: (100 - 10) / 0.1")
+
+	s = Options{}.sizer(nil)
+	s.size(ids)
+	step(80*ms, 125, "one batch measured: all of its cost taken as cost per row")
+	step(81250*time.Microsecond, 500, "growth bound")
+	step(100*ms, 1500, "75 ms fixed + 0.05 ms a row: the fixed cost dominates, 75 ms more")
+
+	s = Options{}.sizer(nil)
+	s.size(ids)
+	step(100*time.Second, 1, "one row costs more than the target")
+	if s.largest != firstBatchUnits {
+		t.Errorf("largest %d, want %d", s.largest, firstBatchUnits)
 	}
 
 	heavy := Options{BatchTarget: 50 * time.Millisecond}.sizer(func(id string) float64 {

@@ -129,6 +129,7 @@ func (r *Run) batches(ctx context.Context, ids []string, size *sizer, res Outcom
 			st, err = step(db, batch)
 			done = done.add(st.tx)
 			if st.tx != nil {
+				st.tx.Rows = batch.MaxRows
 				size.measured(st.tx.held)
 			}
 		}
@@ -490,7 +491,10 @@ func flatten(transcripts map[string][]string) []string {
 
 // BatchRecord is one state.db transaction of a repair that wrote something (data.batches).
 type BatchRecord struct {
-	Journal    string        `json:"journal"`
+	Journal string `json:"journal"`
+	// Rows are the candidates the transaction took (sessions for prune and archive), sized by
+	// what the transactions before it cost.
+	Rows       int           `json:"rows"`
 	Attempts   int           `json:"attempts"`
 	WaitedMS   float64       `json:"waited_ms"`
 	LockHeldMS float64       `json:"lock_held_ms"`
