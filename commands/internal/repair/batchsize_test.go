@@ -75,7 +75,7 @@ func TestSizerFollowsMeasuredCost(t *testing.T) {
 func TestYieldLetsAWaitingWriterIn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	open := func() *sql.DB {
-		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(1000)&_pragma=journal_mode(wal)&_txlock=immediate")
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(1000)&_txlock=immediate")
 		if err != nil {
 			t.Fatal(err)
 		}
