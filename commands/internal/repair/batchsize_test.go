@@ -3,6 +3,8 @@ package repair
 import (
 	"context"
 	"database/sql"
+	"math"
+	"math/rand"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,13 +36,13 @@ func TestSizerFollowsMeasuredCost(t *testing.T) {
 		t.Fatalf("first batch %d rows, want %d", n, firstBatchUnits)
 	}
 	step(20*ms, 4*firstBatchUnits, "one batch measured, 0.2 ms a row: the growth bound")
-	step(50*ms, 900, "10 ms + 0.1 ms a row: (100 - 10) / 0.1")
+	step(50*ms, 1500, "10 ms + 0.1 ms a row: (160 - 10) / 0.1")
 
 	s = Options{}.sizer(nil)
 	s.size(ids)
-	step(80*ms, 125, "one batch measured: all of its cost taken as cost per row")
-	step(81250*time.Microsecond, 500, "growth bound")
-	step(100*ms, 1500, "75 ms fixed + 0.05 ms a row: the fixed cost dominates, 75 ms more")
+	step(95*ms, 168, "one batch measured: all of its cost taken as cost per row, 160 / 0.95")
+	step(98400*time.Microsecond, 4*168, "growth bound")
+	step(123600*time.Microsecond, 1800, "90 ms fixed + 0.05 ms a row: the fixed cost dominates, 90 ms more")
 
 	s = Options{}.sizer(nil)
 	s.size(ids)
@@ -49,7 +51,7 @@ func TestSizerFollowsMeasuredCost(t *testing.T) {
 		t.Errorf("largest %d, want %d", s.largest, firstBatchUnits)
 	}
 
-	heavy := Options{BatchTarget: 50 * time.Millisecond}.sizer(func(id string) float64 {
+	heavy := Options{BatchTarget: DefaultBatchTarget / 2}.sizer(func(id string) float64 {
 		if id == ids[1] {
 			return 40
 		}
@@ -65,6 +67,48 @@ func TestSizerFollowsMeasuredCost(t *testing.T) {
 	}
 	if n := fixed.size(ids[:3]); n != 3 {
 		t.Errorf("fixed size of 3 left: %d", n)
+	}
+}
+
+// TestSizerAmortisesAFixedCost: on a disk where a batch costs 90 ms whatever its size plus
+// 2 ms a unit (the fixed cost above half the target), the batches grow, after the first
+// two, to the 45 units that fill 90 ms more (as much again as the fixed cost) and stay there,
+// each held 180 ms, never more than maxAim by the fitted line. With the fixed cost noisy (30 ms
+// plus an exponential delay of mean 60 ms: a disk other processes use) the batches still take
+// 40 units or more on average (35 would fill the target alone), and hold, by the true cost,
+// at most maxAim on average.
+func TestSizerAmortisesAFixedCost(t *testing.T) {
+	ids := make([]string, 100000)
+	ms := float64(time.Millisecond)
+	for _, noisy := range []bool{false, true} {
+		rnd := rand.New(rand.NewSource(1))
+		s := Options{}.sizer(nil)
+		var units float64
+		const batches, settled = 300, 3
+		for i := range batches {
+			n := s.size(ids)
+			hold := 90*ms + 2*ms*float64(n)
+			if noisy {
+				hold = 30*ms + rnd.ExpFloat64()*60*ms + 2*ms*float64(n)
+			}
+			if i >= settled {
+				units += float64(n)
+				if !noisy && (n < 44 || n > 45) {
+					t.Fatalf("batch %d: %d units, want 45", i, n)
+				}
+				if fixed, perUnit := s.fit(); fixed+perUnit*float64(n) > float64(maxAim) {
+					t.Fatalf("noisy %v, batch %d: %d units, %.1f ms by the fitted line", noisy, i, n, (fixed+perUnit*float64(n))/ms)
+				}
+			}
+			s.measured(time.Duration(hold))
+		}
+		mean := units / (batches - settled)
+		if mean < 40 || 90*ms+2*ms*mean > float64(maxAim) {
+			t.Errorf("noisy %v: batches of %.1f units on average, want 40 to 55", noisy, mean)
+		}
+		if fixed, perUnit := s.fit(); !noisy && (math.Abs(fixed-90*ms) > 0.01*ms || math.Abs(perUnit-2*ms) > 0.001*ms) {
+			t.Errorf("fitted %.1f ms + %.2f ms a unit, want 90 + 2", fixed/ms, perUnit/ms)
+		}
 	}
 }
 
