@@ -36,13 +36,13 @@ func TestSizerFollowsMeasuredCost(t *testing.T) {
 		t.Fatalf("first batch %d rows, want %d", n, firstBatchUnits)
 	}
 	step(20*ms, 4*firstBatchUnits, "one batch measured, 0.2 ms a row: the growth bound")
-	step(50*ms, 1500, "10 ms + 0.1 ms a row: (160 - 10) / 0.1")
+	step(50*ms, 900, "10 ms + 0.1 ms a row: (100 - 10) / 0.1")
 
 	s = Options{}.sizer(nil)
 	s.size(ids)
-	step(95*ms, 168, "one batch measured: all of its cost taken as cost per row, 160 / 0.95")
-	step(98400*time.Microsecond, 4*168, "growth bound")
-	step(123600*time.Microsecond, 1800, "90 ms fixed + 0.05 ms a row: the fixed cost dominates, 90 ms more")
+	step(80*ms, 125, "one batch measured: all of its cost taken as cost per row")
+	step(81250*time.Microsecond, 500, "growth bound")
+	step(100*ms, 1500, "75 ms fixed + 0.05 ms a row: the fixed cost dominates, 75 ms more")
 
 	s = Options{}.sizer(nil)
 	s.size(ids)
@@ -75,7 +75,7 @@ func TestSizerFollowsMeasuredCost(t *testing.T) {
 // two, to the 45 units that fill 90 ms more (as much again as the fixed cost) and stay there,
 // each held 180 ms, never more than maxAim by the fitted line. With the fixed cost noisy (30 ms
 // plus an exponential delay of mean 60 ms: a disk other processes use) the batches still take
-// 40 units or more on average (35 would fill the target alone), and hold, by the true cost,
+// 40 units or more on average (5 would fill the target alone), and hold, by the true cost,
 // at most maxAim on average.
 func TestSizerAmortisesAFixedCost(t *testing.T) {
 	ids := make([]string, 100000)
