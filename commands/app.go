@@ -17,11 +17,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// settings are the engine knobs a run is given; Run uses the defaults, tests may not.
-type settings struct {
-	batchRows int // rows per state.db repair transaction (0: the engine's default)
-}
-
 // Run runs the CLI with args (args[0] is the program name) and returns the process exit code.
 // It never calls os.Exit and writes only to stdout and stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

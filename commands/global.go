@@ -28,19 +28,22 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// settings are the engine knobs a run is given; Run uses the defaults, tests may not.
+type settings struct {
+	batchRows   int           // rows per state.db repair transaction (0: sized by batchTarget)
+	batchTarget time.Duration // the lock hold a batch is sized for (0: the engine's default)
+}
+
 // options are the global flags, resolved once per command: what the engine is given
 // (home.Options) and how the face prints.
 type options struct {
 	home.Options
-	json     bool
-	quiet    bool
-	all      bool   // --all: no group folded (group.Fit)
-	allHint  string // the flag that lists a folded group's every subject
-	color    bool
-	stdout   io.Writer
-	stderr   io.Writer
-	settings settings
-	state    *runState
+	json, quiet, color bool
+	all                bool   // --all: no group folded (group.Fit)
+	allHint            string // the flag that lists a folded group's every subject
+	stdout, stderr     io.Writer
+	settings           settings
+	state              *runState
 }
 
 // loadOptions resolves the global flags of the running command.

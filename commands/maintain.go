@@ -68,7 +68,7 @@ func runMaintain(c *cli.Context) error {
 	if opts.Backup, err = storage.BackupStep(c.String("backup")); err != nil {
 		return err
 	}
-	opts.Options = repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows, Ignore: ignore}
+	opts.Options = repair.Options{Apply: c.Bool("apply"), BatchRows: o.settings.batchRows, BatchTarget: o.settings.batchTarget, Ignore: ignore}
 	rep, err := repair.Maintain(c.Context, o.Options, opts)
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ func startRepair(c *cli.Context, command string, purpose home.Purpose) (*options
 // startRun starts the engine's run of a repair command whose options are resolved.
 func startRun(c *cli.Context, o *options, purpose home.Purpose) (*repair.Run, error) {
 	return repair.Start(c.Context, o.Options, purpose, repair.Options{
-		Apply: c.Bool("apply"), Force: c.Bool("force"), BatchRows: o.settings.batchRows})
+		Apply: c.Bool("apply"), Force: c.Bool("force"), BatchRows: o.settings.batchRows, BatchTarget: o.settings.batchTarget})
 }
 
 // runRouting plans, and with --apply writes, a routing repair on the started run.

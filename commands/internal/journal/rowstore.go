@@ -48,7 +48,7 @@ func CreateRowStore(home sessionsjson.Home, path string) ([]string, error) {
 	if err != nil {
 		return nil, refusal(fmt.Errorf("create row store: %w", err))
 	}
-	return append(dirs, filepath.Dir(path)), f.Close()
+	return dirs, f.Close() // dirs holds the journal directory itself (MakeToolDir)
 }
 
 // DiscardAttempt removes, durably, the journal an earlier attempt of the same write left at

@@ -133,3 +133,33 @@ func TestDiscardAttempt(t *testing.T) {
 		t.Error("a non-empty directory at the journal's path: no error")
 	}
 }
+
+// TestCreateRowStoreSyncsEachDirOnce: the directories a new row store needs synced are the
+// journal directory and, when the journal directory was just made, the ones its creation
+// changed, each once (a batch syncs them under state.db's write lock: a directory listed twice
+// is a second fsync for nothing).
+func TestCreateRowStoreSyncsEachDirOnce(t *testing.T) {
+	home := sessionsjson.Home{Dir: t.TempDir()}
+	dir := home.JournalDir()
+	first, err := CreateRowStore(home, RowStorePath(NewPath(dir, "prune")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) == 0 || first[0] != dir {
+		t.Fatalf("a new journal directory: %q, want %s first", first, dir)
+	}
+	seen := map[string]bool{}
+	for _, d := range first {
+		if seen[d] {
+			t.Errorf("%s listed twice in %q", d, first)
+		}
+		seen[d] = true
+	}
+	again, err := CreateRowStore(home, RowStorePath(NewPath(dir, "prune")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 1 || again[0] != dir {
+		t.Errorf("an existing journal directory: %q, want only %s", again, dir)
+	}
+}

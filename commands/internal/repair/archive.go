@@ -106,7 +106,7 @@ func archiving(h *home.Home, o ArchiveOptions) (statedb.Archiving, ArchiveSummar
 // Archive plans, and when applying performs, archive --older-than (archive_sessions), archive
 // --idle (archive_stale_sessions) or unarchive ID... (set_session_archived(id, False)) with
 // the rules of the home's generation: archived is set on each selected session's whole
-// compression lineage. The apply runs in transactions of at most BatchRows selected sessions,
+// compression lineage. The apply runs in transactions sized by their cost (sizer),
 // each checking its share again under the write lock and journaling the archived values it
 // changes (images of that column only).
 func Archive(ctx context.Context, r *Run, o ArchiveOptions) (Outcome, ArchiveSummary, error) {
@@ -134,7 +134,7 @@ func Archive(ctx context.Context, r *Run, o ArchiveOptions) (Outcome, ArchiveSum
 	if !r.Apply || len(changes) == 0 {
 		return archiveReport(changes), sum, nil
 	}
-	out, err := r.batches(ctx, ids, r.batchRows(), Outcome{}, archiveWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	out, err := r.batches(ctx, ids, r.sizer(nil), Outcome{}, archiveWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var ar statedb.ArchiveResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error

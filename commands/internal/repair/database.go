@@ -66,7 +66,7 @@ func finalizeCandidates(ctx context.Context, db *statedb.DB, now, minAge float64
 	return ids, locked, nil
 }
 
-// applyFinalize ends the orphans in transactions of at most BatchRows rows, each with its
+// applyFinalize ends the orphans in transactions sized by their cost (sizer), each with its
 // own journal. The candidates are read first, without the write lock; each batch checks
 // its share of them again under the lock (statedb.Batch), so the lock is not held for a
 // scan of the table.
@@ -83,7 +83,7 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	if len(ids) == 0 {
 		return r.latchOnly(ctx, res, finalizeWrite, statedb.LatchFinalizeOrphans)
 	}
-	return r.batches(ctx, ids, r.batchRows(), res, finalizeWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	return r.batches(ctx, ids, r.sizer(nil), res, finalizeWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var fin statedb.FinalizeResult
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
 			var err error
@@ -131,7 +131,7 @@ func (r *Run) latchOnly(ctx context.Context, res Outcome, w dbWrite, key string)
 		return change.Table != "", stats, err
 	}, nil)
 	var done dbBatches
-	done.add(tx).record(&res, r.batchRows())
+	done.add(tx).record(&res, 1) // one transaction: no batches finding
 	if err != nil {
 		return res, stopped(res, err)
 	}
@@ -148,12 +148,14 @@ type batchStep struct {
 	remaining []string     // the candidates later batches check
 }
 
-// batches takes the lock, opens state.db for writing and runs one transaction per batch of at
-// most BatchRows of the candidate ids until none remain, adding each batch's report to res.
-// Between batches is a safe point: a cancelled context stops the run there, and so does the
-// runtime's repair lock taken meanwhile (probed again before every later batch). A batch that
-// fails rolls back and reports nothing; the batches before it stay applied (Incomplete).
-func (r *Run) batches(ctx context.Context, ids []string, maxRows int, res Outcome, w dbWrite, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
+// batches takes the lock, opens state.db for writing and runs one transaction per batch of
+// the candidate ids until none remain, adding each batch's report to res. Each batch is sized
+// by what the batches before it cost (sizer), and after each one the lock is left free long
+// enough for a waiting writer to take it (yield). Between batches is a safe point: a
+// cancelled context stops the run there, and so does the runtime's repair lock taken
+// meanwhile (probed again before every later batch). A batch that fails rolls back and
+// reports nothing; the batches before it stay applied (Incomplete).
+func (r *Run) batches(ctx context.Context, ids []string, size *sizer, res Outcome, w dbWrite, step func(*statedb.DB, statedb.Batch) (batchStep, error)) (Outcome, error) {
 	db, err := r.openWriteDB(ctx, w)
 	if err != nil {
 		return Outcome{}, err
@@ -163,25 +165,32 @@ func (r *Run) batches(ctx context.Context, ids []string, maxRows int, res Outcom
 	// before it lets the lock go.
 	defer r.background(func() { _ = db.Close() })
 	var done dbBatches
-	for batch := (statedb.Batch{MaxRows: maxRows, Among: ids}); len(batch.Among) > 0; {
+	for batch := (statedb.Batch{Among: ids}); len(batch.Among) > 0; {
 		r.H.Opts.Report(r.H.Opts.Command, int64(len(ids)-len(batch.Among)), int64(len(ids)))
 		err := ctx.Err() // a safe point: between two committed batches
 		if err == nil && len(done) > 0 {
-			err = guardRefusal(statedb.ProbeRepairLock(r.H.Opts.Home.StateDB()))
+			if err = yield(ctx, done[len(done)-1].held); err == nil {
+				err = guardRefusal(statedb.ProbeRepairLock(r.H.Opts.Home.StateDB()))
+			}
 		}
 		var st batchStep
 		if err == nil {
+			batch.MaxRows = size.size(batch.Among)
 			st, err = step(db, batch)
 			done = done.add(st.tx)
+			if st.tx != nil {
+				st.tx.Rows = batch.MaxRows
+				size.measured(st.tx.held)
+			}
 		}
 		if err != nil {
-			done.record(&res, maxRows)
+			done.record(&res, size.largest)
 			return res, stopped(res, err)
 		}
 		res.add(st.report)
 		batch.Among = st.remaining
 	}
-	done.record(&res, maxRows)
+	done.record(&res, size.largest)
 	r.H.Opts.Report(r.H.Opts.Command, int64(len(ids)), int64(len(ids)))
 	return res, nil
 }
@@ -349,7 +358,7 @@ func ghostIDs(ghosts []statedb.Ghost, kept bool) []string {
 	return ids
 }
 
-// applyPrune deletes the ghosts in transactions of at most BatchRows rows, each with its own
+// applyPrune deletes the ghosts in transactions sized by their cost (sizer), each with its own
 // journal. The candidates are read first, without the write lock; each batch checks its
 // share of them again under the lock (statedb.Batch), so the lock is not held for a scan of
 // the table. The sessions directory is listed while that scan runs, and its files are
@@ -382,7 +391,7 @@ func applyPrune(ctx context.Context, r *Run, minAge float64) (Outcome, error) {
 	}
 	moves := r.movableAsync(files)
 	first := true
-	return r.batches(ctx, deletable, r.batchRows(), res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	return r.batches(ctx, deletable, r.sizer(nil), res, pruneWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		var pr statedb.PruneResult
 		var transcripts map[string][]string
 		tx, err := r.applyDB(db, func(hook statedb.CommitHook) (bool, statedb.TxStats, error) {
@@ -535,14 +544,18 @@ func flatten(transcripts map[string][]string) []string {
 
 // BatchRecord is one state.db transaction of a repair that wrote something (data.batches).
 type BatchRecord struct {
-	Journal    string  `json:"journal"`
-	Attempts   int     `json:"attempts"`
-	WaitedMS   float64 `json:"waited_ms"`
-	LockHeldMS float64 `json:"lock_held_ms"`
+	Journal string `json:"journal"`
+	// Rows are the candidates the transaction took (sessions for prune and archive), sized by
+	// what the transactions before it cost.
+	Rows       int           `json:"rows"`
+	Attempts   int           `json:"attempts"`
+	WaitedMS   float64       `json:"waited_ms"`
+	LockHeldMS float64       `json:"lock_held_ms"`
+	held       time.Duration // LockHeldMS, unrounded
 }
 
 func newBatchRecord(journal string, s statedb.TxStats) *BatchRecord {
-	return &BatchRecord{Journal: journal, Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held)}
+	return &BatchRecord{Journal: journal, Attempts: s.Attempts, WaitedMS: milliseconds(s.Waited), LockHeldMS: milliseconds(s.Held), held: s.Held}
 }
 
 // milliseconds returns d in milliseconds, to the microsecond.

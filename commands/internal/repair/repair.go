@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
@@ -21,28 +22,19 @@ import (
 // ErrGatewayRunning refuses routing-index writes while a gateway holds the home.
 var ErrGatewayRunning = errors.New("a gateway is running; it rewrites the routing index from memory and would undo this change (stop it first, or pass --force)")
 
-// DefaultBatchRows bounds the rows one state.db repair transaction changes. On the 2 M-message
-// home a batch holds the write lock for about 0.1 ms per row finalized and 0.23 ms per ghost
-// deleted (journal included): about 120 ms for 500 ghosts, far under the 0.5 s the newest
-// runtime waits for its activity writes and the 1 s busy timeout of its other writes.
-const DefaultBatchRows = 500
-
 // Options are how a repair runs.
 type Options struct {
 	Apply bool // write the change (else plan only)
 	Force bool // write routing changes even while a gateway runs
-	// BatchRows bounds the rows of one state.db transaction (0: DefaultBatchRows).
+	// BatchRows, when set, is the rows of every state.db transaction (a fixed size instead
+	// of one measured against BatchTarget).
 	BatchRows int
+	// BatchTarget is the write-lock hold each state.db transaction is sized for (0:
+	// DefaultBatchTarget).
+	BatchTarget time.Duration
 	// Ignore lists the checks whose findings maintain leaves out (--ignore): not counted as
 	// found, not among what remains.
 	Ignore map[check.ID]bool
-}
-
-func (o Options) batchRows() int {
-	if o.BatchRows > 0 {
-		return o.BatchRows
-	}
-	return DefaultBatchRows
 }
 
 // Change is one changed field, entry, row or file (the contract's {store, target, op, before, after}).

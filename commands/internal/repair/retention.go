@@ -62,7 +62,7 @@ type RetentionSummary struct {
 
 // Retention plans, and when applying performs, prune --older-than D [--source S]: the
 // runtime's SessionDB.prune_sessions of the home's generation (statedb.PruneSessions), in
-// batches of at most BatchRows sessions, each with its journal and row store; the
+// batches sized by their cost (retentionSizer), each with its journal and row store; the
 // transcript files go into the journal's stash where the generation's prune removes them.
 func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, RetentionSummary, error) {
 	if err := r.H.NeedDB(); err != nil {
@@ -126,7 +126,7 @@ func Retention(ctx context.Context, r *Run, o RetentionOptions) (Outcome, Retent
 		sum.Routing = len(routing)
 		return res, sum, nil
 	}
-	res, orphaned, err := r.applyRetention(ctx, ret, deletable, r.retentionBatchRows(cands), files, res)
+	res, orphaned, err := r.applyRetention(ctx, ret, deletable, r.retentionSizer(cands), files, res)
 	sum.fill(cands, changedSessions(res.Changes), orphaned, files, sizes)
 	for _, c := range res.Changes {
 		if c.Store == home.StoreGatewayRouting {
@@ -260,42 +260,25 @@ func (r *Run) retentionFiles(ids []string) (map[string][]string, error) {
 	return files, nil
 }
 
-// Retention batches are bounded by messages as well as sessions: deleting the messages (and
-// their full-text index entries, through the runtime's triggers) is most of what a batch
-// holds the write lock for, and every commit flushes the index again.
-const (
-	// retentionBatchMessages is about how many messages a batch deletes: under a second of lock
-	// on a 2-core machine (docs/performance.md), well inside the runtime's 20 s patience.
-	retentionBatchMessages = 20000
-	retentionBatchSessions = 5000 // and at most this many sessions
-)
-
-// retentionBatchRows is how many sessions a retention batch takes: BatchRows when it is
-// set, else as many as hold about retentionBatchMessages messages at the candidates' average,
-// at least DefaultBatchRows and at most retentionBatchSessions.
-func (r *Run) retentionBatchRows(cands []statedb.RetentionCandidate) int {
-	if r.BatchRows > 0 {
-		return r.BatchRows
-	}
-	var sessions, messages int64
+// retentionSizer sizes a prune's batches by the messages they delete as well as the
+// sessions: deleting the messages (and their full-text index entries, through the runtime's
+// triggers) is most of what a batch holds the write lock for, so a candidate weighs one plus
+// its messages.
+func (r *Run) retentionSizer(cands []statedb.RetentionCandidate) *sizer {
+	messages := make(map[string]int64, len(cands))
 	for _, c := range cands {
-		if !c.Skipped() {
-			sessions, messages = sessions+1, messages+c.Messages
-		}
+		messages[c.ID] = c.Messages
 	}
-	if messages == 0 {
-		return retentionBatchSessions
-	}
-	return int(min(retentionBatchSessions, max(DefaultBatchRows, retentionBatchMessages*sessions/messages)))
+	return r.sizer(func(id string) float64 { return 1 + float64(messages[id]) })
 }
 
-// applyRetention deletes the sessions in transactions of at most maxRows sessions. The
+// applyRetention deletes the sessions in transactions sized by size. The
 // candidates are read first, without the write lock; each batch checks its share of them
 // again under the lock. It returns the outcome and the children orphaned.
-func (r *Run) applyRetention(ctx context.Context, ret statedb.Retention, ids []string, maxRows int, files map[string][]string, res Outcome) (Outcome, map[string]string, error) {
+func (r *Run) applyRetention(ctx context.Context, ret statedb.Retention, ids []string, size *sizer, files map[string][]string, res Outcome) (Outcome, map[string]string, error) {
 	orphaned := map[string]string{}
 	now := r.H.Opts.Clock.Unix
-	out, err := r.batches(ctx, ids, maxRows, res, retentionWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
+	out, err := r.batches(ctx, ids, size, res, retentionWrite, func(db *statedb.DB, batch statedb.Batch) (batchStep, error) {
 		path := r.journalPath()
 		var stashed []journal.FileImage
 		pr, err := db.PruneSessions(ctx, now, ret, batch, func(plan statedb.RetentionPlan) error {
