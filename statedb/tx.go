@@ -79,7 +79,7 @@ func patiently(ctx context.Context, try func() error, slept *time.Duration) erro
 			return fmt.Errorf("%v: %w", err, ErrBusy)
 		}
 		d := min(retrySleep(elapsed), writePatience-elapsed)
-		if err := sleep(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 		*slept += d
@@ -121,7 +121,8 @@ func (db *DB) attempt(ctx context.Context, fn func(tx *sql.Tx) error, locked *ti
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits for d, or returns the context's error when it is cancelled first.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -136,12 +136,5 @@ func (s *sizer) measured(held time.Duration) {
 // connections wait) to try again and take it, before the next batch begins. It returns the
 // context's error when the run is cancelled meanwhile.
 func yield(ctx context.Context, held time.Duration) error {
-	t := time.NewTimer(statedb.WaiterGap(held) + time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return statedb.Sleep(ctx, statedb.WaiterGap(held)+time.Millisecond)
 }
