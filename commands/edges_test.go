@@ -426,6 +426,7 @@ func TestEdgeLegacyEntries(t *testing.T) {
 		{"row skipped, sessions.json loads", func(e map[string]any) { e["origin"] = map[string]any{} }, "", keep, "", true},
 		{"row not JSON, sessions.json loads", nil, `{"session_key": `, keep, "", true},
 		{"row not an object, sessions.json loads", nil, `[]`, keep, "", true},
+		{"row padded, not an object", nil, " [] ", keep, "", true},
 	}
 	for _, gen := range requireGenerations(t) {
 		for _, c := range cases {
@@ -478,15 +479,29 @@ func TestEdgeLegacyEntries(t *testing.T) {
 						t.Errorf("change store %q", env.Changes[0].Store)
 					}
 				}
-				code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", env.Journal, "--apply")
+				code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "undo", env.Journal, "--apply")
 				if code != ExitOK {
 					t.Fatalf("undo: exit %d %s", code, stderr)
+				}
+				var undone struct{ Journal string }
+				if err := json.Unmarshal([]byte(stdout), &undone); err != nil || undone.Journal == "" {
+					t.Fatalf("undo's journal: %v %s", err, stdout)
 				}
 				if got := storedEntry(t, home, gen, key, true); got["suspended"] != false {
 					t.Fatalf("undo: sessions.json entry %v", got["suspended"])
 				}
 				if got := rawRow(t, home, gen, key); dbPrimary(gen) && (got == nil) != (rowBefore == nil) || got != nil && *got != *rowBefore {
 					t.Fatalf("undo: gateway_routing row %s, was %s", rowText(got), rowText(rowBefore))
+				}
+				// the undo again finds nothing left to do; the undo of the undo puts the edit back
+				if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", env.Journal, "--apply"); code != ExitOK {
+					t.Fatalf("undo again: exit %d %s", code, stderr)
+				}
+				if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", undone.Journal, "--apply"); code != ExitOK {
+					t.Fatalf("redo: exit %d %s", code, stderr)
+				}
+				if got := storedEntry(t, home, gen, key, !dbPrimary(gen)); got["suspended"] != true {
+					t.Fatalf("redo: entry %v", got)
 				}
 			})
 		}

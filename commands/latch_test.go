@@ -43,6 +43,7 @@ func TestLatchWhenNothingToChange(t *testing.T) {
 					Journal string `json:"journal"`
 					Changes []struct {
 						Store, Target, Op string
+						Before            any
 					} `json:"changes"`
 				}
 				decode := func(code int, stdout, stderr string) {
@@ -58,6 +59,9 @@ func TestLatchWhenNothingToChange(t *testing.T) {
 				decode(runCLI(t, args...))
 				if len(env.Changes) != 1 || env.Changes[0].Target != "state_meta/"+c.latch || env.Applied {
 					t.Fatalf("plan: %+v; want the latch alone", env)
+				}
+				if env.Changes[0].Before != nil {
+					t.Fatalf("plan: before %v, want none (no row)", env.Changes[0].Before)
 				}
 				decode(runCLI(t, append(args, "--apply")...))
 				if !env.Applied || env.Journal == "" || len(env.Changes) != 1 {
@@ -80,3 +84,28 @@ func TestLatchWhenNothingToChange(t *testing.T) {
 		}
 	}
 }
+
+// TestLatchFalsyValue: a latch row holding a value the runtime's `if not get_meta(key)` takes
+// for unset (an empty string) is set again, and the plan shows the row's value as the
+// change's before, not an absent row.
+func TestLatchFalsyValue(t *testing.T) {
+	home := fixtureHome(t, "r0817-481156139")
+	execSQL(t, home+"/state.db", `INSERT INTO state_meta (key, value) VALUES ('ghost_session_prune_v1', '')`)
+	code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "--json", "prune-ghosts", "--min-age", "5000w")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var env struct {
+		Changes []struct {
+			Target string
+			Before any
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+		t.Fatal(err)
+	}
+	if len(env.Changes) != 1 || env.Changes[0].Before != "" {
+		t.Fatalf("plan %+v; want the latch set, before \"\"", env.Changes)
+	}
+}
+

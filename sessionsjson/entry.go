@@ -180,6 +180,7 @@ type Entry struct {
 
 	typeError   bool
 	unparsed    bool       // raw is not valid JSON (DecodeRow)
+	stored      []byte     // DecodeRow: the row's bytes as stored
 	turnStarted *Timestamp // the active-turn marker's start (r0817), nil without a valid marker
 	raw         []byte     // the value, without surrounding whitespace
 	rules       *Rules
@@ -205,9 +206,21 @@ func DecodeEntry(key string, raw []byte, rules Rules) (*Entry, error) {
 // the entry then keeps the bytes as they are, for journals and undo, and has no fields).
 func DecodeRow(key string, raw []byte, rules Rules) *Entry {
 	if validJSON(raw) != nil {
-		return &Entry{Key: key, raw: raw, rules: sharedRules(rules), Skip: SkipInvalidJSON, unparsed: true}
+		return &Entry{Key: key, raw: raw, stored: raw, rules: sharedRules(rules), Skip: SkipInvalidJSON, unparsed: true}
 	}
-	return entryFromRaw(key, raw, sharedRules(rules))
+	e := entryFromRaw(key, raw, sharedRules(rules))
+	e.stored = raw
+	return e
+}
+
+// Stored returns the bytes as stored of an entry DecodeRow read (a gateway_routing row's
+// entry_json, whitespace around the value included), else Text; the caller must not modify
+// them.
+func (e *Entry) Stored() []byte {
+	if e.stored != nil {
+		return e.stored
+	}
+	return e.raw
 }
 
 // Unparsed reports an entry whose bytes are not valid JSON (DecodeRow).

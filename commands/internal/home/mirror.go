@@ -1,6 +1,7 @@
 package home
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -75,10 +76,14 @@ func JSONSafe(raw json.RawMessage) any {
 
 // SameJSON reports whether two JSON texts hold the same value as the runtime's json.loads
 // reads them (object member order and whitespace aside; NaN and Infinity are values; see
-// sessionsjson.SameValue); nil equals only nil.
+// sessionsjson.SameValue); nil equals only nil. A text that is not JSON (a gateway_routing
+// row the runtime skips, kept byte for byte) equals only the same bytes.
 func SameJSON(a, b json.RawMessage) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
+	}
+	if bytes.Equal(a, b) {
+		return true
 	}
 	return sessionsjson.SameValue(a, b)
 }

@@ -94,9 +94,19 @@ func applyFinalize(ctx context.Context, r *Run, minAge float64) (Outcome, error)
 	})
 }
 
-// latchChange is the change of a repair that writes its latch alone.
-func latchChange(key string) Change {
-	return Change{Store: home.StoreStateDB, Target: "state_meta/" + key, Op: "set", Before: nil, After: "1"}
+// latchChange is the change of a repair that writes its latch alone; before is the value the
+// row holds (nil: no row).
+func latchChange(key string, before any) Change {
+	return Change{Store: home.StoreStateDB, Target: "state_meta/" + key, Op: "set", Before: before, After: "1"}
+}
+
+// latchBefore is state_meta[key] as a change shows it: nil without a row.
+func latchBefore(ctx context.Context, db *statedb.DB, key string) (any, error) {
+	v, ok, err := db.Meta(ctx, key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return v, nil
 }
 
 // planLatch adds to a plan that changes no row the latch the runtime's CLI start-up sets
@@ -108,9 +118,14 @@ func (r *Run) planLatch(ctx context.Context, res Outcome, key string) (Outcome, 
 	if err != nil {
 		return Outcome{}, failure.Mark(failure.Data, err)
 	}
-	if !set && r.H.DB.Schema().HasStateMeta {
-		res.Changes = append(res.Changes, latchChange(key))
+	if set || !r.H.DB.Schema().HasStateMeta {
+		return res, nil
 	}
+	before, err := latchBefore(ctx, r.H.DB, key)
+	if err != nil {
+		return Outcome{}, failure.Mark(failure.Data, err)
+	}
+	res.Changes = append(res.Changes, latchChange(key, before))
 	return res, nil
 }
 
@@ -136,7 +151,7 @@ func (r *Run) latchOnly(ctx context.Context, res Outcome, w dbWrite, key string)
 		return res, stopped(res, err)
 	}
 	if tx != nil {
-		res.Changes = append(res.Changes, latchChange(key))
+		res.Changes = append(res.Changes, planned.Changes[len(planned.Changes)-1])
 	}
 	return res, nil
 }

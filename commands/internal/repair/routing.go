@@ -228,7 +228,7 @@ func rowRaw(e *sessionsjson.Entry) json.RawMessage {
 	if e == nil {
 		return nil
 	}
-	return bytes.Clone(e.Text())
+	return bytes.Clone(e.Stored())
 }
 
 // entryRaw is an entry's journal image, nil when it is absent.
@@ -438,7 +438,7 @@ func (a *routingApplier) routingRows() (updates map[string]string, times map[str
 		}
 		updates[pe.key] = string(sessionsjson.EncodeEntryJSON(pe.after, true))
 		if pe.after.Skip != "" { // a row the runtime skips (an undo's) goes back byte for byte
-			updates[pe.key] = string(pe.after.Text())
+			updates[pe.key] = string(pe.after.Stored())
 		}
 		if pe.at != nil {
 			times[pe.key] = *pe.at
@@ -466,7 +466,7 @@ func (a *routingApplier) readRows() map[string]*string {
 			out[pe.key] = nil
 			continue
 		}
-		text := string(before.Text())
+		text := string(before.Stored()) // CheckRoutingTx compares the column as stored
 		out[pe.key] = &text
 	}
 	return out

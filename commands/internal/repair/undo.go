@@ -286,7 +286,7 @@ func currentEntryRaw(h *home.Home, store, key string) []byte {
 		}
 	} else if h.IsLegacy(key) { // a legacy entry is not this store's: the row it replaces is
 		if row := h.Routing.Rows[key]; row != nil {
-			return row.Text()
+			return row.Stored()
 		}
 		return nil
 	} else {
