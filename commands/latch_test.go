@@ -108,4 +108,3 @@ func TestLatchFalsyValue(t *testing.T) {
 		t.Fatalf("plan %+v; want the latch set, before \"\"", env.Changes)
 	}
 }
-
