@@ -81,13 +81,14 @@ func wrongValue(c declaredCol) string {
 // check, entries list, sessions list (plain, --ghosts, --orphans) and maintain's plan exit 0
 // or 1, and check names the column and a row holding it (db.odd-value).
 //
-// Under -short only the columns of badValueShort run (the whole sweep is the slow tier's).
+// Under -short, and in the race-built run, only the columns of badValueShort run: the whole
+// sweep (some 800 command runs, minutes under -race) is scripts/test -slow's plain run.
 func TestBadValueReadsR0817(t *testing.T) {
 	for _, c := range declaredCols(t, fixtureHome(t, genR0817), badValueTables) {
 		if c.table == "messages" && !slices.Contains(statedb.MessageColumnsRead, c.name) {
 			continue // measured only (length), never compared
 		}
-		if testing.Short() && !badValueShort[c.table+"."+c.name] {
+		if (testing.Short() || raceEnabled()) && !badValueShort[c.table+"."+c.name] {
 			continue
 		}
 		t.Run(c.table+"."+c.name, func(t *testing.T) {

@@ -57,7 +57,8 @@ func syncMatches(pattern, line string) bool {
 // TestDurableWritesSync: every durable write fsyncs what it wrote, and the directory that
 // names it, before it goes on (issue 33), seen through the fsync trace of the real binary:
 // the temp file of an atomic replace (sessions.json, the counts file, an undo's finished
-// journal, the metrics file) before its directory, each journal before its directory, a
+// journal, the metrics file) before its directory, each journal (its temp file: journals are
+// replaced atomically, issue 31) before its directory, a
 // prune's row store directory and stash, every file of a backup and its manifest before the
 // backup directory is published, compact's copy before its name. (A row store's content is
 // committed by SQLite with synchronous=FULL: TestRowStoreSynchronousFull in statedb.)
@@ -65,27 +66,27 @@ func TestDurableWritesSync(t *testing.T) {
 	const journal = "HOME/sessionctl/journal"
 	json := fixtureHome(t, "r0703-52d0d671e")
 	_, lines := tracedRun(t, json, "suspend", "agent:main:slack:dm:D043095675", "--apply")
-	assertSyncs(t, "suspend (sessions.json)", lines, []string{"file " + journal + "/*-suspend.json", "dir " + journal,
-		"file HOME/sessions/.sessions_*.tmp", "dir HOME/sessions"})
+	assertSyncs(t, "suspend (sessions.json)", lines, []string{"file " + journal + "/.journal_*-suspend.tmp", "dir " + journal,
+		"file HOME/sessions/.sessionctl-*-suspend-*.tmp", "dir HOME/sessions"})
 	_, lines = tracedRun(t, json, "suspend-stuck", "--apply")
-	assertSyncs(t, "suspend-stuck (counts file)", lines, []string{"file " + journal + "/*-suspend-stuck.json", "dir " + journal,
+	assertSyncs(t, "suspend-stuck (counts file)", lines, []string{"file " + journal + "/.journal_*-suspend-stuck.tmp", "dir " + journal,
 		"file HOME/.restart_failure_counts_*.tmp", "dir HOME"})
 	_, lines = tracedRun(t, json, "undo", "--last", "--apply")
-	assertSyncs(t, "undo", lines, []string{"file " + journal + "/*-undo.json", "dir " + journal,
+	assertSyncs(t, "undo", lines, []string{"file " + journal + "/.journal_*-undo.tmp", "dir " + journal,
 		"file HOME/.restart_failure_counts_*.tmp", "dir HOME", "file " + journal + "/.journal_*.tmp", "dir " + journal})
 
 	db := fixtureHome(t, genR0817)
 	_, lines = tracedRun(t, db, "prune-ghosts", "--apply")
-	assertSyncs(t, "prune-ghosts", lines, []string{"file " + journal + "/*-prune-ghosts.json", "dir " + journal,
+	assertSyncs(t, "prune-ghosts", lines, []string{"file " + journal + "/.journal_*-prune-ghosts.tmp", "dir " + journal,
 		"dir " + journal + "/*-prune-ghosts.files", "dir HOME/sessions"})
 	_, lines = tracedRun(t, db, "prune", "--older-than", "7d", "--apply")
-	assertSyncs(t, "prune", lines, []string{"dir " + journal, "file " + journal + "/*-prune.json", "dir " + journal,
+	assertSyncs(t, "prune", lines, []string{"dir " + journal, "file " + journal + "/.journal_*-prune.tmp", "dir " + journal,
 		"dir " + journal + "/*-prune.files", "dir HOME/sessions"})
 	_, lines = tracedRun(t, db, "undo", "--last", "--apply")
-	assertSyncs(t, "undo of prune", lines, []string{"file " + journal + "/*-undo.json", "dir " + journal,
+	assertSyncs(t, "undo of prune", lines, []string{"file " + journal + "/.journal_*-undo.tmp", "dir " + journal,
 		"dir HOME/sessions", "file " + journal + "/.journal_*.tmp", "dir " + journal})
 	_, lines = tracedRun(t, db, "compact", "--apply")
-	assertSyncs(t, "compact", lines, []string{"file " + journal + "/*-compact.json", "dir " + journal})
+	assertSyncs(t, "compact", lines, []string{"file " + journal + "/.journal_*-compact.tmp", "dir " + journal})
 	out := t.TempDir()
 	_, lines = tracedRun(t, db, "compact", "--into", filepath.Join(out, "c.db"))
 	assertSyncs(t, "compact --into", lines, []string{"file " + out + "/.c.db.sessionctl-*", "dir " + out})
@@ -104,7 +105,7 @@ func TestDurableWritesSync(t *testing.T) {
 	_, lines = tracedRun(t, db, "restore", backups[0], "--apply")
 	const saved = journal + "/.tmp-backup-*"
 	assertSyncs(t, "restore", lines, []string{"file " + saved + "/state.db", "file " + saved + "/manifest.json", "dir " + saved, "dir " + journal,
-		"file " + journal + "/*-restore.json", "dir " + journal,
+		"file " + journal + "/.journal_*-restore.tmp", "dir " + journal,
 		"file HOME/.state.db.sessionctl-restore", "file HOME/sessions/.sessions.json.sessionctl-restore", "dir HOME", "dir HOME/sessions"})
 	_, lines = tracedRun(t, db, "--now", "2027-01-01T00:00:00Z", "journal", "prune", "--older-than", "1s", "--apply")
 	assertSyncs(t, "journal prune", lines, []string{"dir " + journal})
