@@ -151,6 +151,10 @@ const (
 // tolerant reports whether an unreadable sessions.json is recorded instead of failing.
 func (p Purpose) tolerant() bool { return p == Inspect || p == Survey }
 
+// dropsMirror reports whether the decoded mirror of a db-primary home is let go once the
+// routing rows are loaded (Inspect compares it first, Restore keeps it).
+func (p Purpose) dropsMirror() bool { return p != Inspect && p != Restore }
+
 // Mirror is the sessions.json file as read: the decoded document (nil when absent, unreadable
 // or let go) and what was wrong with it.
 type Mirror struct {
@@ -277,6 +281,10 @@ func open(ctx context.Context, o Options, purpose Purpose, prev *Mirror) (*Home,
 			return h.finishOpen(err, purpose)
 		}
 	}
+	if h.DB != nil && h.Schema.HasGatewayRouting && purpose.dropsMirror() {
+		h.settleRules(nil)
+		return h.finishOpen(h.loadRoutingFirst(ctx, purpose, h.LoadMirror), purpose)
+	}
 	if err := h.LoadMirror(); err != nil {
 		if !purpose.tolerant() {
 			h.Close()
@@ -285,6 +293,44 @@ func open(ctx context.Context, o Options, purpose Purpose, prev *Mirror) (*Home,
 		h.Mirror.Err = err
 	}
 	return h.finishOpen(h.loadRouting(ctx, purpose), purpose)
+}
+
+// loadRoutingFirst is loadRouting for a purpose that lets the mirror of a db-primary home go
+// once the rows are loaded: sessions.json is scanned for its keys only (checked as a decode
+// checks it, never held whole: issue 30), and decoded (by loadMirror) only where it is the
+// routing index (no rows were imported) or a key of it may be a legacy entry (legacyEntries
+// reads it then). Under a tolerant purpose a file that cannot be read is recorded.
+func (h *Home) loadRoutingFirst(ctx context.Context, purpose Purpose, loadMirror func() error) error {
+	keys, mirrorErr := h.scanLegacyKeys()
+	scopes, err := h.DB.RoutingScopes(ctx)
+	if err != nil {
+		return fmt.Errorf("state.db: %w", err)
+	}
+	if mirrorErr == nil && h.notImported(scopes) {
+		mirrorErr = loadMirror()
+	}
+	if mirrorErr != nil {
+		if !purpose.tolerant() {
+			return mirrorErr
+		}
+		h.Mirror.Err, keys = mirrorErr, nil
+	}
+	return h.routingOf(ctx, purpose, scopes, keys)
+}
+
+// scanLegacyKeys lists the keys of sessions.json in the order the runtime's dict holds them
+// (a duplicate key where it first appears), each taken as one whose entry loads: whether it
+// does is decided only for the keys legacyEntries takes, by decoding the file then.
+func (h *Home) scanLegacyKeys() ([]mirrorKey, error) {
+	var keys []mirrorKey
+	seen := map[string]bool{}
+	err := h.scanMirrorKeys(func(key string) {
+		if !seen[key] {
+			seen[key] = true
+			keys = append(keys, mirrorKey{key, true})
+		}
+	})
+	return keys, err
 }
 
 // finishOpen ends Open once the routing index is read (err: it could not be): the counts
@@ -416,21 +462,37 @@ func (h *Home) settleRules(data []byte) {
 }
 
 func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
-	r := &h.Routing
-	if h.Mirror.Doc != nil {
-		r.Entries = h.Mirror.Doc.Entries()
-	}
 	if h.DB == nil || !h.Schema.HasGatewayRouting {
+		if h.Mirror.Doc != nil {
+			h.Routing.Entries = h.Mirror.Doc.Entries()
+		}
 		return nil
 	}
-	h.Storage = StorageDB
 	scopes, err := h.DB.RoutingScopes(ctx)
 	if err != nil {
 		return fmt.Errorf("state.db: %w", err)
 	}
-	r.Foreign = foreignScopes(scopes, r.Scope)
-	if scopes[r.Scope] == 0 && len(r.Foreign) == 0 {
+	return h.routingOf(ctx, purpose, scopes, h.mirrorKeys())
+}
+
+// notImported reports whether gateway_routing holds no rows at all (scopes: the row counts
+// by scope): sessions.json is then the routing index.
+func (h *Home) notImported(scopes map[string]int) bool {
+	return scopes[h.Routing.Scope] == 0 && len(foreignScopes(scopes, h.Routing.Scope)) == 0
+}
+
+// routingOf loads the routing index of a db-primary home from the rows of its scope (scopes:
+// the row counts by scope) and the legacy entries the mirror's keys name, or from the
+// decoded mirror when no rows were imported. Inspect compares the mirror with the rows
+// first; the decoded mirror is let go before the rows are loaded unless purpose keeps it.
+func (h *Home) routingOf(ctx context.Context, purpose Purpose, scopes map[string]int, keys []mirrorKey) error {
+	r := &h.Routing
+	h.Storage, r.Foreign = StorageDB, foreignScopes(scopes, r.Scope)
+	if h.notImported(scopes) {
 		r.Source = SourceNotImported
+		if h.Mirror.Doc != nil {
+			r.Entries = h.Mirror.Doc.Entries()
+		}
 		return nil
 	}
 	r.Entries = nil
@@ -440,12 +502,12 @@ func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 		return nil
 	}
 	if purpose == Inspect && h.Mirror.Doc != nil {
+		var err error
 		if h.Mirror.Diffs, err = h.CompareMirror(ctx); err != nil {
 			return err
 		}
 		h.Mirror.Compared = true
 	}
-	keys := h.mirrorKeys()
 	h.dropMirror(purpose)
 	if err := h.loadRoutingRows(ctx, scopes[r.Scope]); err != nil {
 		return err

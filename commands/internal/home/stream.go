@@ -74,24 +74,29 @@ func (h *Home) streamRouting(ctx context.Context) (bool, error) {
 
 // mirrorNamesLegacy reads the keys of sessions.json and reports whether one has no row or a
 // row the runtime skips (rowLoads: key → the runtime loads its row), comparing keys as Read
-// does. The file is checked as Read checks it (and its faults worded so), but never held
-// whole in memory (sessionsjson.EachKeyOfFile).
+// does (see scanMirrorKeys).
 func (h *Home) mirrorNamesLegacy(rowLoads map[string]bool) (bool, error) {
 	legacy := false
+	err := h.scanMirrorKeys(func(key string) { legacy = legacy || !rowLoads[key] })
+	return legacy, err
+}
+
+// scanMirrorKeys calls fn with each key of sessions.json, in file order. The file is checked
+// as Read checks it (and its faults worded as decodeMirror words them), but never held whole
+// in memory (sessionsjson.EachKeyOfFile); a missing file has no keys.
+func (h *Home) scanMirrorKeys(fn func(key string)) error {
 	path := h.Opts.Home.SessionsJSON()
-	err := sessionsjson.EachKeyOfFile(path, sessionsjson.MaxSessionsJSONBytes, h.Rules, func(key string) {
-		legacy = legacy || !rowLoads[key]
-	})
+	err := sessionsjson.EachKeyOfFile(path, sessionsjson.MaxSessionsJSONBytes, h.Rules, fn)
 	var format *sessionsjson.FormatError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
+		return nil
 	case errors.As(err, &format):
-		return false, fmt.Errorf("%s: %w", path, err) // as decodeMirror words it
+		return fmt.Errorf("%s: %w", path, err)
 	case err != nil:
-		return false, failure.Mark(failure.Data, readError(path, err))
+		return failure.Mark(failure.Data, readError(path, err))
 	}
-	return legacy, nil
+	return nil
 }
 
 // EachEntryRow calls emit with the row of each entry q selects, in order, and returns how

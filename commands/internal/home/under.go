@@ -19,11 +19,13 @@ import (
 func (h *Home) RoutingUnder(ctx context.Context, rules sessionsjson.Rules) (r Routing, mirrorErr error, err error) {
 	c := &Home{Opts: h.Opts, DB: h.DB, Schema: h.Schema, Gen: rules.Generation, Rules: rules}
 	c.Routing.Scope = h.Routing.Scope
-	mirrorErr = c.loadMirrorUnder()
 	if rules.GatewayRouting && c.DB != nil && c.Schema.HasGatewayRouting {
-		if err := c.loadRouting(ctx, Survey); err != nil {
+		err := c.loadRoutingFirst(ctx, Survey, c.loadMirrorUnder)
+		if mirrorErr = c.Mirror.Err; err != nil {
 			return Routing{}, mirrorErr, err
 		}
+	} else {
+		mirrorErr = c.loadMirrorUnder()
 	}
 	r = c.Routing
 	if r.Source == SourceGatewayRouting {

@@ -129,9 +129,10 @@ func fieldChanges(store string, planned []plannedEntry, edits []EntryEdit) []Cha
 }
 
 // rawOrNil is a field's raw value for a change list: nil when absent, its text when it is not
-// standard JSON (NaN, Infinity).
+// standard JSON (NaN, Infinity). It is a copy: a slice of the document would keep the whole
+// file's bytes alive for as long as the change list (maintain keeps every step's).
 func rawOrNil(raw json.RawMessage) any {
-	return home.JSONSafe(raw)
+	return home.JSONSafe(bytes.Clone(raw))
 }
 
 // routingApplier writes resolved edits to where the runtime reads them.
