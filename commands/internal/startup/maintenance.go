@@ -202,20 +202,27 @@ func pyFloatStr(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // gatewayLoad is the routing store's first load under the target's rules, on the state the
 // gateway's auto-prune left; the home's own generation's load of the home as it is gives
-// LoadedByFrom.
+// LoadedByFrom. The own load runs first and only its kept keys are held: where the target
+// reads the routing index again (its own decode of it), the home's decoded entries are let go
+// before that read, so that the two are never held at once (issue 30: the heap held both).
 func (s *startRun) gatewayLoad(ctx context.Context) error {
+	var ownKept map[string]bool
+	if s.report {
+		own, err := s.ownLoad(ctx)
+		if err != nil {
+			return err
+		}
+		if ownKept = own.keptKeys(); !ownRouting(s.h, s.rules) {
+			s.h.ReleaseRouting()
+		}
+	}
 	l, err := loadStore(ctx, s.h, s.rules, s.view)
 	if err != nil {
 		return err
 	}
-	if s.load = l; !s.report {
-		return nil
+	if s.load = l; s.report {
+		s.routing = l.report(ownKept)
 	}
-	ownLoad, err := s.ownLoad(ctx)
-	if err != nil {
-		return err
-	}
-	s.routing = l.report(ownLoad)
 	return nil
 }
 

@@ -61,11 +61,17 @@ func loadStore(ctx context.Context, h *home.Home, rules sessionsjson.Rules, v *s
 // one home.Open read (not decoded again), unless its rows all belong to another scope (the
 // store then imports sessions.json) or Open did not read it (home.Database).
 func routingOf(ctx context.Context, h *home.Home, rules sessionsjson.Rules) (home.Routing, error, error) {
-	own := rules.Generation == h.Rules.Generation && rules.Recovery == h.Rules.Recovery
-	if own && h.Routing.Scope != "" && h.Routing.Source != home.SourceForeignOnly && h.Mirror.Err == nil {
+	if ownRouting(h, rules) {
 		return h.Routing, nil, nil
 	}
 	return h.RoutingUnder(ctx, rules)
+}
+
+// ownRouting reports whether the store of rules loads the routing index home.Open read on h
+// (routingOf), not one it reads again.
+func ownRouting(h *home.Home, rules sessionsjson.Rules) bool {
+	own := rules.Generation == h.Rules.Generation && rules.Recovery == h.Rules.Recovery
+	return own && h.Routing.Scope != "" && h.Routing.Source != home.SourceForeignOnly && h.Mirror.Err == nil
 }
 
 // readEntries counts the entries the loader reads ("_" keys are not entries) and returns
@@ -215,10 +221,10 @@ func (l *storeLoad) keptKeys() map[string]bool {
 	return out
 }
 
-// report is the load as data.upgrade's routing: own is the home's own generation's load
-// (LoadedByFrom, and whether a dropped entry is one it loads).
-func (l *storeLoad) report(own *storeLoad) Routing {
-	r := Routing{EntriesBefore: l.read, Kept: len(l.kept), Dropped: l.dropped, Changed: l.changed, LoadedByFrom: len(own.kept)}
+// report is the load as data.upgrade's routing: ownKept are the keys the home's own
+// generation's load keeps (LoadedByFrom, and whether a dropped entry is one it loads).
+func (l *storeLoad) report(ownKept map[string]bool) Routing {
+	r := Routing{EntriesBefore: l.read, Kept: len(l.kept), Dropped: l.dropped, Changed: l.changed, LoadedByFrom: len(ownKept)}
 	if l.loadErr != nil {
 		r.LoadError = l.loadErr.Error()
 	}
@@ -227,7 +233,6 @@ func (l *storeLoad) report(own *storeLoad) Routing {
 			r.Imported++
 		}
 	}
-	ownKept := own.keptKeys()
 	for i := range r.Dropped {
 		r.Dropped[i].LoadedByFrom = ownKept[r.Dropped[i].Key]
 	}
