@@ -321,7 +321,7 @@ func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, e
 	if err != nil {
 		return applied, err
 	}
-	changed, err = restoreFiles(inv.Files)
+	changed, err = restoreFiles(inv.Files, r.tempPattern())
 	applied = applied || changed
 	if err != nil {
 		return applied, failure.Mark(failure.Write, err)
@@ -331,11 +331,12 @@ func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, e
 
 // restoreFiles gives every file its after side, then makes the moves durable and removes a
 // stash directory left empty. changed reports whether any file was written, moved or
-// replaced (an unsynced replacement included), also when it fails.
-func restoreFiles(files []journal.FileImage) (changed bool, err error) {
+// replaced (an unsynced replacement included), also when it fails. tmpPattern names the
+// temporary file of a file written (the run's).
+func restoreFiles(files []journal.FileImage, tmpPattern string) (changed bool, err error) {
 	dirs, stashes := map[string]bool{}, map[string]bool{}
 	for _, f := range files {
-		if err := restoreFile(f); err != nil {
+		if err := restoreFile(f, tmpPattern); err != nil {
 			return changed || errors.Is(err, sessionsjson.ErrNotDurable), err
 		}
 		changed = true
@@ -364,15 +365,15 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // restoreFile gives f.Path its after side: moved back from a stash, moved into one, or
-// written from the journal.
-func restoreFile(f journal.FileImage) error {
+// written from the journal (its temporary file named by tmpPattern).
+func restoreFile(f journal.FileImage, tmpPattern string) error {
 	switch {
 	case f.AfterStash != "":
 		return journal.MoveFile(f.AfterStash, f.Path)
 	case f.BeforeStash != "":
 		return journal.MoveFile(f.Path, f.BeforeStash)
 	default:
-		return writeImage(f.Path, f.After)
+		return writeImage(f.Path, f.After, tmpPattern)
 	}
 }
 
