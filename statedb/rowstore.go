@@ -81,6 +81,7 @@ func (db *DB) CaptureRows(ctx context.Context, path string, plan RetentionPlan) 
 	}
 	stats, err := capture(ctx, tx, plan)
 	if err == nil {
+		faultPoint(FaultRowStoreBeforeCommit)
 		err = tx.Commit()
 	} else {
 		_ = tx.Rollback()

@@ -5,8 +5,8 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
 )
 
-// OrphanRowStoreNote is what a row store no journal names is: the next prune --apply
-// removes it.
+// OrphanRowStoreNote is what a row store no journal names is: the next write of any kind
+// removes it (journal.Settle, under sessionctl's lock).
 const OrphanRowStoreNote = "a row store no journal names: a prune stopped after copying a batch's rows and before writing its journal, and nothing in the home changed (the rows are still in state.db)"
 
 // orphanRowStores reports each row store in the journal directory that no journal names
@@ -19,7 +19,7 @@ func orphanRowStores(h *home.Home) []Finding {
 	var out []Finding
 	for _, s := range stores {
 		out = append(out, Finding{JournalOrphanRowStore, Info, h.Opts.Rel(s),
-			OrphanRowStoreNote + "; the next `sessionctl prune --apply` removes it (or rm it)"})
+			OrphanRowStoreNote + "; the next sessionctl write (`sessionctl prune --apply`, which takes the lock for it, or any other) removes it (or rm it)"})
 	}
 	return out
 }

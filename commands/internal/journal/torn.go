@@ -251,19 +251,30 @@ func OwnTemps(home sessionsjson.Home) (temps []string, journals map[string]strin
 
 // Settle puts right, under sessionctl's lock, what an interrupted run left in the home:
 // its journal temporary files (a journal never renamed into place, or a Finish cut short),
-// the temporary files in sessions/ it can prove its own (OwnTemps), and torn journals, which
-// are moved aside (<name>.torn beside them: kept, no longer listed as journals). Each is
-// warned of; what cannot be settled is warned of and left.
+// torn journals, which are moved aside (<name>.torn beside them: kept, no longer listed as
+// journals), then the row stores no journal names (OrphanRowStores: a prune stopped before
+// the journal naming its store was in place, or whose journal was torn) and the saved
+// backups a restore stopped before publishing (SavedTemp), and the temporary files beside
+// the home's files it can prove its own (OwnTemps). Under the lock no other sessionctl is
+// between writing any of them and the journal that names it. Each is warned of; what cannot
+// be settled is warned of and left.
 func Settle(home sessionsjson.Home, warn func(string, ...any)) {
 	dir, entries, err := journalEntries(home)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
 		if temp, _ := filepath.Match(finishTemp, e.Name()); temp && e.Type().IsRegular() {
-			p := filepath.Join(dir, e.Name())
 			if err := os.Remove(p); err != nil {
 				warn("sessionctl's temporary file %s (a journal never put in place): %v", p, err)
+			}
+		}
+		if strings.HasPrefix(e.Name(), SavedTemp) && e.IsDir() {
+			if err := os.RemoveAll(p); err != nil {
+				warn("sessionctl's temporary directory %s (a restore's copy of the files it replaces, never put in place): %v", p, err)
+			} else {
+				warn("removed %s: a restore stopped while it saved the files it replaces, before its journal; nothing in the home changed", p)
 			}
 		}
 	}
@@ -274,6 +285,7 @@ func Settle(home sessionsjson.Home, warn func(string, ...any)) {
 			warn("journal %s was torn (cut short by a crash while it was written): it names a change that never started, nothing to undo; moved aside to %s", p, aside)
 		}
 	}
+	settleRowStores(home, warn)
 	temps, journals := OwnTemps(home)
 	for _, t := range temps {
 		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {

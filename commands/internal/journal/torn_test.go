@@ -128,3 +128,51 @@ func TestSettle(t *testing.T) {
 		t.Errorf("warnings %q: want one for the torn journal and one for each temp file", warned)
 	}
 }
+
+// TestSettleRowStores (issue 31, item 1): under the lock, Settle removes a row store no
+// journal names, with the SQLite rollback journal a prune killed while it wrote the store
+// leaves beside it, the store of a torn journal (moved aside: its change never started) and
+// a restore's saved copy never put in place (.tmp-backup-*); it keeps a store a journal names
+// and the journal's stash.
+func TestSettleRowStores(t *testing.T) {
+	h := sessionsjson.Home{Dir: t.TempDir()}
+	mustMkdirAll(t, h.SessionsDir())
+	named := filepath.Join(h.JournalDir(), "20260716T093000.000000000Z-prune.json")
+	if err := Write(named, &Journal{Command: "prune", Home: h.Dir, RowStore: RowStorePath(named), RowStoreOp: RowStoreDeleted}); err != nil {
+		t.Fatal(err)
+	}
+	torn := filepath.Join(h.JournalDir(), "20260716T093100.000000000Z-prune.json")
+	unnamed := RowStorePath(filepath.Join(h.JournalDir(), "20260716T093200.000000000Z-prune.json"))
+	saved := filepath.Join(h.JournalDir(), SavedTemp+"123")
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(torn, "{\n  \"version\": 3,\n  \"row_st")
+	for _, p := range []string{RowStorePath(named), RowStorePath(torn), unnamed, unnamed + "-journal"} {
+		write(p, "rows")
+	}
+	mustMkdirAll(t, filepath.Join(saved, "sessions"))
+	write(filepath.Join(saved, "state.db"), "db")
+	mustMkdirAll(t, StashDir(named))
+	if orphans, err := OrphanStashes(h, nil); err != nil || !slices.Equal(orphans, []string{saved}) {
+		t.Errorf("OrphanStashes (check's journal.orphan-stash): %v (%v), want %s", orphans, err, saved)
+	}
+	var warned []string
+	Settle(h, func(f string, a ...any) { warned = append(warned, f) })
+	for _, gone := range []string{torn, RowStorePath(torn), unnamed, unnamed + "-journal", saved} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s is still there", gone)
+		}
+	}
+	for _, kept := range []string{named, RowStorePath(named), StashDir(named), strings.TrimSuffix(torn, ".json") + ".torn"} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Errorf("%s: %v", kept, err)
+		}
+	}
+	if len(warned) != 4 {
+		t.Errorf("warnings %q: want one for the torn journal, each row store and the saved copy", warned)
+	}
+}
