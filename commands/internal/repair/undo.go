@@ -38,6 +38,9 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if err := j.CheckPaths(h.Opts.Home); err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
 	}
+	if err := checkRowStore(ctx, path, j); err != nil {
+		return Outcome{}, err
+	}
 	inv := j.Inverse()
 	duplicates := inv.SettleStashes(h.Opts.Warnf)
 	if err := pending(h, inv); err != nil {
@@ -108,6 +111,24 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))
 	}
 	return res, nil
+}
+
+// checkRowStore refuses, before anything changes, the undo of a journal whose row store
+// cannot be read whole (statedb.CheckRowStore): a data error (exit 4), never a restore that
+// stops inside its transaction.
+func checkRowStore(ctx context.Context, path string, j *journal.Journal) error {
+	if j.RowStore == "" {
+		return nil
+	}
+	err := statedb.CheckRowStore(ctx, j.RowStore)
+	if err == nil {
+		return nil
+	}
+	files := ""
+	if len(j.Files) > 0 {
+		files = "; the transcripts it moved are still in its stash " + journal.StashDir(path)
+	}
+	return failure.Mark(failure.Data, fmt.Errorf("journal %s: its row store cannot be read (%w): nothing was changed, and its rows cannot be put back from it; state.db can only get them back from a backup (`sessionctl restore`)%s", path, err, files))
 }
 
 // settleTorn is the undo of a torn journal (journal.ReadOrTorn): the change it names never
