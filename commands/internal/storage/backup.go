@@ -227,6 +227,7 @@ func writeBackup(ctx context.Context, h *home.Home, db *statedb.DB, parent, name
 	}
 	m, err := fillBackup(ctx, h, db, tmp, kind, set)
 	if err == nil {
+		sessionsjson.FaultPoint(FaultBackupFilled)
 		err = writeManifest(tmp, m)
 	}
 	if err == nil { // run as root: the backup is its directory's owner's, as the home's files are
