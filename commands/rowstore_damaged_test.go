@@ -91,3 +91,49 @@ func journalDirNames(t *testing.T, home string) []string {
 	}
 	return out
 }
+
+// TestUndoRestoreDamagedManifest (issue 31, item 1c): the undo of a restore whose saved copy
+// of the files it replaced has a manifest cut short (or a file of it damaged) exits 4 and
+// changes nothing.
+func TestUndoRestoreDamagedManifest(t *testing.T) {
+	t.Parallel()
+	for _, what := range []string{"manifest.json", "state.db"} {
+		t.Run(what, func(t *testing.T) {
+			t.Parallel()
+			home := fixtureHome(t, genDB)
+			to := t.TempDir()
+			if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "backup", "--to", to); code != ExitOK {
+				t.Fatalf("backup: exit %d: %s", code, stderr)
+			}
+			if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "prune-ghosts", "--apply"); code != ExitOK {
+				t.Fatalf("prune-ghosts: exit %d: %s", code, stderr)
+			}
+			if code, _, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "restore", filepath.Join(to, "20260716T093000Z"), "--apply"); code != ExitOK {
+				t.Fatalf("restore: exit %d: %s", code, stderr)
+			}
+			js := journals(t, home)
+			restore := js[len(js)-1]
+			if !strings.HasSuffix(restore, "-restore.json") {
+				t.Fatalf("journals %v: the newest is not the restore's", js)
+			}
+			damaged := filepath.Join(strings.TrimSuffix(restore, ".json")+".files", what)
+			fi, err := os.Stat(damaged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(damaged, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+			dump, files, entries := dumpHome(t, home), plainFiles(t, home), journalDirNames(t, home)
+			code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", restore, "--apply")
+			if code != ExitData || !strings.Contains(stderr, "saved backup") {
+				t.Errorf("undo: exit %d, want %d naming the saved backup\n%s\n%s", code, ExitData, stdout, stderr)
+			}
+			compareDump(t, dumpHome(t, home), dump)
+			comparePlainFiles(t, plainFiles(t, home), files)
+			if got := journalDirNames(t, home); !slices.Equal(got, entries) {
+				t.Errorf("the journal directory changed: %v, was %v", got, entries)
+			}
+		})
+	}
+}
