@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -30,6 +31,8 @@ func TestCrashPrune(t *testing.T) {
 	points := map[string]bool{ // the point, and whether the rows are deleted when it is reached
 		statedb.FaultRowStoreBeforeCommit: false,
 		statedb.FaultAfterRowStore:        false,
+		journal.FaultJournalBeforeRename:  false, // the store committed, the journal not in place
+		journal.FaultJournalTorn:          false, // the journal naming the store cut short
 		statedb.FaultBeforeCommit:         false,
 		statedb.FaultAfterCommit:          true,
 	}
@@ -49,7 +52,8 @@ func TestCrashPrune(t *testing.T) {
 				}
 				compareDump(t, got, want)
 				js := journals(t, home)
-				if unnamed := point == statedb.FaultAfterRowStore || point == statedb.FaultRowStoreBeforeCommit; unnamed {
+				unnamed := point == statedb.FaultAfterRowStore || point == statedb.FaultRowStoreBeforeCommit || point == journal.FaultJournalBeforeRename
+				if unnamed {
 					if len(js) != 0 {
 						t.Fatalf("a journal was written before the row store's fault point: %v", js)
 					}
@@ -80,7 +84,7 @@ func TestCrashPrune(t *testing.T) {
 				if code != ExitOK {
 					t.Fatalf("re-run: exit %d: %s", code, stderr)
 				}
-				if orphaned := point == statedb.FaultAfterRowStore || point == statedb.FaultRowStoreBeforeCommit; orphaned != strings.Contains(stdout, "journal.orphan-row-store") {
+				if orphaned := unnamed; orphaned != strings.Contains(stdout, "journal.orphan-row-store") {
 					t.Errorf("re-run after %s: reports removing an orphan row store: %v\n%s", point, !orphaned, stdout)
 				}
 				assertOrphanRowStore(t, home, 0)
