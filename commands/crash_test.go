@@ -525,7 +525,8 @@ func runToFault(t testing.TB, home, point string, args []string) {
 	assertCleanStderr(t, "killed child", stderr.String())
 }
 
-// newTempFiles returns the .sessions_*.tmp files in home's sessions directory that are not
+// newTempFiles returns the temporary files (the runtime's .sessions_*.tmp, sessionctl's own) in
+// home's sessions directory and in the home itself that are not
 // in before.
 func newTempFiles(t testing.TB, home string, before []string) []string {
 	t.Helper()
