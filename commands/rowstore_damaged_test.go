@@ -10,7 +10,7 @@ import (
 )
 
 // TestUndoDamagedRowStore (issue 31, item 1b): the undo of a prune whose row store is damaged
-// — not a database, cut short, a table its list names dropped — exits 4 with what to do, and
+// — not a database, cut short, a page zeroed, a table its list names dropped — exits 4 with what to do, and
 // changes nothing: not a row, not a transcript in the stash, no undo journal.
 func TestUndoDamagedRowStore(t *testing.T) {
 	t.Parallel()
@@ -30,6 +30,20 @@ func TestUndoDamagedRowStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := os.Truncate(store, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"its last page zeroed": func(t *testing.T, store string) {
+			f, err := os.OpenFile(store, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fi, err := f.Stat()
+			if err != nil || fi.Size() < 3*4096 {
+				t.Fatalf("row store of %d bytes (%v): too small to damage one page", fi.Size(), err)
+			}
+			if _, err := f.WriteAt(make([]byte, 4096), fi.Size()-4096); err != nil {
 				t.Fatal(err)
 			}
 		},
