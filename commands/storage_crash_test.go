@@ -117,7 +117,7 @@ func TestCrashRestore(t *testing.T) {
 		}
 		compareDump(t, dumpHome(t, home), before)
 	})
-	for _, point := range []string{storage.FaultRestoreStaged, storage.FaultRestoreSwapped} {
+	for _, point := range []string{journal.FaultJournalTorn, storage.FaultRestoreStaged, storage.FaultRestoreSwapped} {
 		t.Run(point, func(t *testing.T) {
 			home, backup := setup(t)
 			runToFault(t, home, point, []string{"restore", backup, "--apply"})
