@@ -525,12 +525,13 @@ func runToFault(t testing.TB, home, point string, args []string) {
 	assertCleanStderr(t, "killed child", stderr.String())
 }
 
-// newTempFiles returns the .sessions_*.tmp files in home's sessions directory that are not
+// newTempFiles returns the temporary files (the runtime's .sessions_*.tmp, sessionctl's own) in
+// home's sessions directory and in the home itself that are not
 // in before.
 func newTempFiles(t testing.TB, home string, before []string) []string {
 	t.Helper()
 	var out []string
-	for _, tmp := range tempFiles(t, filepath.Join(home, "sessions")) {
+	for _, tmp := range tempFiles(t, filepath.Join(home, "sessions"), home) {
 		if !slices.Contains(before, tmp) {
 			out = append(out, tmp)
 		}
@@ -594,7 +595,7 @@ func faultCase(t *testing.T, g faultGroup, point, want string, before, after hom
 		t.Fatal(err)
 	}
 	mode := fi.Mode().Perm()
-	tmpsBefore := tempFiles(t, filepath.Join(home, "sessions"))
+	tmpsBefore := tempFiles(t, filepath.Join(home, "sessions"), home)
 
 	runToFault(t, home, point, g.args)
 

@@ -70,10 +70,10 @@ func TestDurableWritesSync(t *testing.T) {
 		"file HOME/sessions/.sessionctl-*-suspend-*.tmp", "dir HOME/sessions"})
 	_, lines = tracedRun(t, json, "suspend-stuck", "--apply")
 	assertSyncs(t, "suspend-stuck (counts file)", lines, []string{"file " + journal + "/.journal_*-suspend-stuck.tmp", "dir " + journal,
-		"file HOME/.restart_failure_counts_*.tmp", "dir HOME"})
+		"file HOME/.sessionctl-*-suspend-stuck-*.tmp", "dir HOME"})
 	_, lines = tracedRun(t, json, "undo", "--last", "--apply")
 	assertSyncs(t, "undo", lines, []string{"file " + journal + "/.journal_*-undo.tmp", "dir " + journal,
-		"file HOME/.restart_failure_counts_*.tmp", "dir HOME", "file " + journal + "/.journal_*.tmp", "dir " + journal})
+		"file HOME/.sessionctl-*-undo-*.tmp", "dir HOME", "file " + journal + "/.journal_*.tmp", "dir " + journal})
 
 	db := fixtureHome(t, genR0817)
 	_, lines = tracedRun(t, db, "prune-ghosts", "--apply")

@@ -9,12 +9,14 @@ package commands
 import (
 	"database/sql"
 	"encoding/json"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
 )
@@ -27,9 +29,12 @@ func TestCrashPrune(t *testing.T) {
 	t.Parallel()
 	args := []string{"prune", "--older-than", "7d", "--apply"}
 	points := map[string]bool{ // the point, and whether the rows are deleted when it is reached
-		statedb.FaultAfterRowStore: false,
-		statedb.FaultBeforeCommit:  false,
-		statedb.FaultAfterCommit:   true,
+		statedb.FaultRowStoreBeforeCommit: false,
+		statedb.FaultAfterRowStore:        false,
+		journal.FaultJournalBeforeRename:  false, // the store committed, the journal not in place
+		journal.FaultJournalTorn:          false, // the journal naming the store cut short
+		statedb.FaultBeforeCommit:         false,
+		statedb.FaultAfterCommit:          true,
 	}
 	for _, gen := range []string{"r0715-c2a3b9ce5", "r0817-481156139"} {
 		for point, deleted := range points {
@@ -47,11 +52,19 @@ func TestCrashPrune(t *testing.T) {
 				}
 				compareDump(t, got, want)
 				js := journals(t, home)
-				if point == statedb.FaultAfterRowStore {
+				unnamed := point == statedb.FaultAfterRowStore || point == statedb.FaultRowStoreBeforeCommit || point == journal.FaultJournalBeforeRename
+				if unnamed {
 					if len(js) != 0 {
 						t.Fatalf("a journal was written before the row store's fault point: %v", js)
 					}
 					assertOrphanRowStore(t, home, 1)
+					// journal list and undo --last are not confused by the store (issue 31)
+					if code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "journal", "list"); code != ExitOK || strings.Contains(stdout, ".rows.db") {
+						t.Errorf("journal list: exit %d\n%s\n%s", code, stdout, stderr)
+					}
+					if code, stdout, stderr := runCLI(t, "--home", home, "--now", fixtureNow, "undo", "--last", "--apply"); code != ExitData || !strings.Contains(stderr, "no journal to undo") {
+						t.Errorf("undo --last: exit %d, want %d (no journal to undo)\n%s\n%s", code, ExitData, stdout, stderr)
+					}
 				} else {
 					if len(js) != 1 {
 						t.Fatalf("%d journals, want 1", len(js))
@@ -71,10 +84,13 @@ func TestCrashPrune(t *testing.T) {
 				if code != ExitOK {
 					t.Fatalf("re-run: exit %d: %s", code, stderr)
 				}
-				if orphaned := point == statedb.FaultAfterRowStore; orphaned != strings.Contains(stdout, "journal.orphan-row-store") {
+				if orphaned := unnamed; orphaned != strings.Contains(stdout, "journal.orphan-row-store") {
 					t.Errorf("re-run after %s: reports removing an orphan row store: %v\n%s", point, !orphaned, stdout)
 				}
 				assertOrphanRowStore(t, home, 0)
+				if left, _ := filepath.Glob(filepath.Join(home, "sessionctl", "journal", "*.rows.db-journal")); len(left) > 0 {
+					t.Errorf("re-run after %s left a row store's rollback journal: %v", point, left)
+				}
 				compareDump(t, dumpHygiene(t, home, false), loadHygieneExpected(t, gen, "prune--7d", false))
 			})
 		}

@@ -6,11 +6,13 @@ package commands
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/commands/internal/storage"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -75,13 +77,47 @@ func TestCrashRestore(t *testing.T) {
 		}
 		return home, filepath.Join(to, "20260716T093000Z")
 	}
+	before := dumpHome(t, fixtureHome(t, genDB))
 	refHome, refBackup := setup(t)
 	changed := dumpHome(t, refHome)
 	if code, _, stderr := runChild(t, 0, "--home", refHome, "--now", fixtureNow, "restore", refBackup, "--apply"); code != ExitOK {
 		t.Fatalf("reference restore: exit %d: %s", code, stderr)
 	}
 	restored := dumpHome(t, refHome)
-	for _, point := range []string{storage.FaultRestoreStaged, storage.FaultRestoreSwapped} {
+	// killed while it saves the files it replaces (issue 31): no journal, the home as it
+	// was, a temporary directory of sessionctl's that check reports and the next write removes
+	t.Run(storage.FaultBackupFilled, func(t *testing.T) {
+		home, backup := setup(t)
+		runToFault(t, home, storage.FaultBackupFilled, []string{"restore", backup, "--apply"})
+		compareDump(t, dumpHome(t, home), changed)
+		if js := journals(t, home); len(js) != 1 || !strings.HasSuffix(js[0], "-prune-ghosts.json") {
+			t.Fatalf("journals %v, want prune-ghosts' alone", js)
+		}
+		left, _ := filepath.Glob(filepath.Join(home, "sessionctl", "journal", journal.SavedTemp+"*"))
+		if len(left) != 1 {
+			t.Fatalf("saved copies left: %v, want one", left)
+		}
+		code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "check")
+		if code != ExitOK && code != ExitFindings || !strings.Contains(stdout, "journal.orphan-stash") || !strings.Contains(stdout, journal.SavedTemp) {
+			t.Errorf("check: exit %d, does not report %s\n%s\n%s", code, left[0], stdout, stderr)
+		}
+		code, _, stderr = runChild(t, 0, "--home", home, "--now", fixtureNow, "restore", backup, "--apply")
+		if code != ExitOK || !strings.Contains(stderr, "removed "+left[0]) {
+			t.Fatalf("restore again: exit %d, does not say it removed %s: %s", code, left[0], stderr)
+		}
+		if _, err := os.Lstat(left[0]); err == nil {
+			t.Errorf("%s is still there", left[0])
+		}
+		compareDump(t, dumpHome(t, home), restored)
+		js := journals(t, home)
+		for i := len(js) - 1; i >= 0; i-- {
+			if code, stdout, stderr := runChild(t, 0, "--home", home, "--now", fixtureNow, "undo", js[i], "--apply"); code != ExitOK {
+				t.Fatalf("undo %s: exit %d\n%s\n%s", js[i], code, stdout, stderr)
+			}
+		}
+		compareDump(t, dumpHome(t, home), before)
+	})
+	for _, point := range []string{journal.FaultJournalTorn, storage.FaultRestoreStaged, storage.FaultRestoreSwapped} {
 		t.Run(point, func(t *testing.T) {
 			home, backup := setup(t)
 			runToFault(t, home, point, []string{"restore", backup, "--apply"})

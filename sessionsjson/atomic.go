@@ -46,6 +46,16 @@ func WriteFileAtomicIf(path, tmpPattern string, write func(io.Writer) error, ok 
 	}, ok)
 }
 
+// WriteDir is the directory WriteFileAtomic writes path's temporary file in: that of path
+// with its symbolic links resolved (a link is written through to its target).
+func WriteDir(path string) (string, error) {
+	target, err := realPath(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(target), nil
+}
+
 func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error, ok ...func() error) error {
 	target, err := realPath(path)
 	if err != nil {

@@ -3,8 +3,10 @@ package sessionsjson
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -19,6 +21,8 @@ import (
 //	NAME:sigint   it sends itself SIGINT there, as an operator's Ctrl-C (then SIGTERM likewise)
 //	NAME:sigterm
 //	NAME:fail     FaultError(NAME) returns an injected error there (only where the path asks)
+//	NAME:N        the process SIGKILLs itself the Nth time it gets there (N from 1): a point
+//	              a run passes more than once (the counts file's rewrite after sessions.json's)
 //
 // or "fsync.trace:FILE" (FaultSyncTrace), which stops nothing and records every fsync.
 //
@@ -78,11 +82,34 @@ func FaultPoint(name string) {
 	switch faultPointSelected {
 	case name:
 		raise(os.Kill)
+	case name + ":" + faultNth:
+		if faultPasses.Add(1) == faultNthPass {
+			raise(os.Kill)
+		}
 	case name + ":sigint":
 		raise(syscall.SIGINT)
 	case name + ":sigterm":
 		raise(syscall.SIGTERM)
 	}
+}
+
+// faultNth is the N of a selected NAME:N (as written; "" when none is selected), and
+// faultNthPass its value; faultPasses counts the passes through the selected point.
+var (
+	faultNth, faultNthPass = selectedNth()
+	faultPasses            atomic.Int64
+)
+
+func selectedNth() (string, int64) {
+	i := strings.LastIndexByte(faultPointSelected, ':')
+	if i < 0 {
+		return "", 0
+	}
+	n, err := strconv.ParseInt(faultPointSelected[i+1:], 10, 64)
+	if err != nil || n < 1 {
+		return "", 0
+	}
+	return faultPointSelected[i+1:], n
 }
 
 // raise sends sig to this process and gives its handler time to run (Windows can only

@@ -81,6 +81,7 @@ func (db *DB) CaptureRows(ctx context.Context, path string, plan RetentionPlan) 
 	}
 	stats, err := capture(ctx, tx, plan)
 	if err == nil {
+		faultPoint(FaultRowStoreBeforeCommit)
 		err = tx.Commit()
 	} else {
 		_ = tx.Rollback()
@@ -423,4 +424,39 @@ func RowStoreHolds(ctx context.Context, path, table string) (bool, error) {
 		return false, fmt.Errorf("read row store %s: %w", path, err)
 	}
 	return holds, nil
+}
+
+// ErrRowStoreDamaged says a row store cannot be read whole: not a SQLite database, a page
+// that fails SQLite's quick_check, or a table its list names missing.
+var ErrRowStoreDamaged = errors.New("the row store is damaged")
+
+// CheckRowStore reads the row store at path (read-only) as an undo will: SQLite's quick_check
+// over every page, then the tables sessionctl_tables lists, and sessionctl_orphaned. Undo
+// runs it before it changes anything, so that a damaged store refuses the undo whole instead
+// of failing inside its transaction.
+func CheckRowStore(ctx context.Context, path string) error {
+	sqldb, err := sql.Open("sqlite", uriFor(path, "ro"))
+	if err != nil {
+		return fmt.Errorf("open row store %s: %w", path, err)
+	}
+	defer sqldb.Close()
+	damaged := func(err error) error { return fmt.Errorf("%w: %s: %w", ErrRowStoreDamaged, path, err) }
+	problems, err := queryStrings(ctx, sqldb, "PRAGMA quick_check")
+	if err != nil {
+		return damaged(err)
+	}
+	if len(problems) != 1 || problems[0] != "ok" {
+		return damaged(fmt.Errorf("quick_check: %s", strings.Join(problems[:min(3, len(problems))], "; ")))
+	}
+	tables, err := queryStrings(ctx, sqldb, "SELECT name FROM sessionctl_tables ORDER BY seq")
+	if err != nil {
+		return damaged(err)
+	}
+	for _, t := range append(tables, "sessionctl_orphaned") {
+		var n int64
+		if err := sqldb.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(t)).Scan(&n); err != nil {
+			return damaged(err)
+		}
+	}
+	return nil
 }

@@ -5,8 +5,8 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
 )
 
-// OrphanRowStoreNote is what a row store no journal names is: the next prune --apply
-// removes it.
+// OrphanRowStoreNote is what a row store no journal names is: the next write of any kind
+// removes it (journal.Settle, under sessionctl's lock).
 const OrphanRowStoreNote = "a row store no journal names: a prune stopped after copying a batch's rows and before writing its journal, and nothing in the home changed (the rows are still in state.db)"
 
 // orphanRowStores reports each row store in the journal directory that no journal names
@@ -19,7 +19,7 @@ func orphanRowStores(h *home.Home) []Finding {
 	var out []Finding
 	for _, s := range stores {
 		out = append(out, Finding{JournalOrphanRowStore, Info, h.Opts.Rel(s),
-			OrphanRowStoreNote + "; the next `sessionctl prune --apply` removes it (or rm it)"})
+			OrphanRowStoreNote + "; the next sessionctl write (`sessionctl prune --apply`, which takes the lock for it, or any other) removes it (or rm it)"})
 	}
 	return out
 }
@@ -41,8 +41,8 @@ func orphanStashes(h *home.Home) []Finding {
 
 // interrupted reports what a crashed sessionctl run left that the next write settles
 // (journal.Settle): torn journals (warn: undo --last stops at one) and sessionctl's own
-// temporary files in sessions/ (info: they only take space; never the runtime's
-// sessions-json.leftover-tmp).
+// temporary files beside sessions.json and the counts file (info: they only take space;
+// never the runtime's sessions-json.leftover-tmp).
 func interrupted(h *home.Home) []Finding {
 	var out []Finding
 	for _, p := range journal.TornJournals(h.Opts.Home) {
@@ -52,7 +52,7 @@ func interrupted(h *home.Home) []Finding {
 	temps, journals := journal.OwnTemps(h.Opts.Home)
 	for _, t := range temps {
 		out = append(out, Finding{JournalLeftoverTmp, Info, h.Opts.Rel(t),
-			"sessionctl's own temporary file from an interrupted rewrite of sessions.json (named by journal " + h.Opts.Rel(journals[t]) + "); the runtime never reads it: `sessionctl undo` of that journal, or the next sessionctl write, removes it"})
+			"sessionctl's own temporary file from an interrupted rewrite of sessions.json or of the counts file (named by journal " + h.Opts.Rel(journals[t]) + "); the runtime never reads it: `sessionctl undo` of that journal, or the next sessionctl write, removes it"})
 	}
 	return out
 }

@@ -57,7 +57,7 @@ type Journal struct {
 	// Older sessionctl versions ignore the field.
 	Pending bool `json:"pending,omitempty"`
 	// Temps are the patterns (relative to the home, slash-separated) of the temporary files
-	// the change may create (SessionsTemps), recorded before any is: they prove such a file
+	// the change may create (Temps), recorded before any is: they prove such a file
 	// sessionctl's, for undo and the next write to remove (Settle). Older sessionctl
 	// versions ignore the field.
 	Temps []string `json:"temps,omitempty"`

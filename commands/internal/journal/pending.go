@@ -86,6 +86,11 @@ func FinishPending(paths []string, warn func(string, ...any)) {
 // finishTemp is the pattern of Finish's temporary file in the journal directory.
 const finishTemp = ".journal_*.tmp"
 
+// SavedTemp starts the name of the temporary directory a restore fills, in the journal
+// directory and under sessionctl's lock, with the files it replaces, before it is renamed to
+// the journal's stash (<journal>.files): one a crash leaves is sessionctl's, never needed.
+const SavedTemp = ".tmp-backup-"
+
 // journalName matches the name NewPath gives a journal, without its .json: only a stash of
 // such a name is sessionctl's to remove.
 var journalName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[a-z-]+$`)
@@ -94,7 +99,8 @@ var journalName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[a-z-]+$`)
 // directories (<name>.files, of a journal's name) whose journal is gone and that no other
 // journal mentions — what a restore stopped between saving the current files and writing its
 // journal leaves, or a journal prune that removed a journal and then could not remove its
-// stash — and Finish's temporary files a crash left. Nothing in the home depends on them.
+// stash — and the temporary files (Write's, Finish's) and directories (SavedTemp) a crash
+// left. Nothing in the home depends on them.
 // Nothing is followed. The journals named in going (file names: a journal prune's, removed
 // with the same run) do not keep a stash.
 func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, error) {
@@ -105,7 +111,7 @@ func OrphanStashes(home sessionsjson.Home, going map[string]bool) ([]string, err
 	var out, stashes []string
 	for _, e := range entries {
 		name := e.Name()
-		if temp, _ := filepath.Match(finishTemp, name); temp && e.Type().IsRegular() {
+		if temp, _ := filepath.Match(finishTemp, name); (temp && e.Type().IsRegular()) || (strings.HasPrefix(name, SavedTemp) && e.IsDir()) {
 			out = append(out, filepath.Join(dir, name))
 		}
 		if stem, ok := strings.CutSuffix(name, stashSuffix); ok && e.IsDir() && journalName.MatchString(stem) && !isRegular(filepath.Join(dir, stem+".json")) {

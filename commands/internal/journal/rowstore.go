@@ -149,6 +149,26 @@ func OrphanRowStores(home sessionsjson.Home) ([]string, error) {
 	return slices.DeleteFunc(unnamed, func(p string) bool { return named[filepath.Base(p)] }), nil
 }
 
+// settleRowStores removes, under sessionctl's lock, the row stores no journal names (and
+// their SQLite rollback journals: a prune killed while it wrote its store leaves one).
+func settleRowStores(home sessionsjson.Home, warn func(string, ...any)) {
+	stores, err := OrphanRowStores(home)
+	if err != nil {
+		warn("cannot look for row stores no journal names: %v", err)
+		return
+	}
+	for _, s := range stores {
+		if err := RemoveRowStore(s); err != nil {
+			warn("row store %s, which no journal names: not removed: %v", s, err)
+			continue
+		}
+		warn("removed %s: a row store no journal names (a prune stopped after copying a batch's rows and before writing its journal); nothing in the home changed, the rows are still in state.db", s)
+	}
+	if len(stores) > 0 {
+		_ = SyncDirs(home.JournalDir())
+	}
+}
+
 // journalEntries lists the home's journal directory (nil when it, or the tool directory, is
 // missing or not a real directory: nothing is followed).
 func journalEntries(home sessionsjson.Home) (string, []os.DirEntry, error) {

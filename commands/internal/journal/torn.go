@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -139,33 +140,80 @@ func endsComplete(path string) bool {
 	return len(buf) > 0 && buf[len(buf)-1] == '}'
 }
 
-// tempPrefix starts the name of every temporary file sessionctl writes in a home's
-// sessions/ directory: never the runtime's .sessions_*.tmp.
+// tempPrefix starts the name of every temporary file sessionctl writes beside a home's
+// files: never the runtime's .sessions_*.tmp or .restart_failure_counts_*.tmp.
 const tempPrefix = ".sessionctl-"
 
 // TempPattern is the pattern (for sessionsjson.WriteFileAtomic) of the temporary files the
-// change journaled at journalPath writes in sessions/: .sessionctl-<journal name>-*.tmp. The
-// journal names it (Temps) before any is created, which proves such a file sessionctl's.
+// change journaled at journalPath writes beside the files it rewrites:
+// .sessionctl-<journal name>-*.tmp. The journal names it (Temps) before any is created,
+// which proves such a file sessionctl's.
 func TempPattern(journalPath string) string {
 	return tempPrefix + strings.TrimSuffix(filepath.Base(journalPath), ".json") + "-*.tmp"
 }
 
-// SessionsTemps is what a journal at journalPath records in Temps: its TempPattern in
-// sessions/, relative to the home.
-func SessionsTemps(journalPath string) []string {
-	return []string{"sessions/" + TempPattern(journalPath)}
+// Temps is what a journal at journalPath records in Temps: its TempPattern in every
+// directory its rewrites may put a temporary file in (WriteFileAtomic writes it beside the
+// file's resolved target): sessions/ (sessions.json) and the home itself (the counts file),
+// relative to the home, and the directory a symbolic link among the two points into, by its
+// absolute path (slash-separated).
+func Temps(home sessionsjson.Home, journalPath string) []string {
+	name := TempPattern(journalPath)
+	out := []string{"sessions/" + name, name}
+	for _, d := range linkedDirs(home) {
+		out = append(out, filepath.ToSlash(filepath.Join(d, name)))
+	}
+	return out
 }
 
-// LeftoverTemps lists the temporary files of j that exist in the home's sessions/ directory
-// (regular files matching one of j.Temps; nothing is followed).
+// linkedDirs lists the directories other than sessions/ and the home that a rewrite of
+// sessions.json or of the counts file writes its temporary file in now: the directory of
+// the target of a symbolic link among them (resolved as WriteFileAtomic resolves it).
+func linkedDirs(home sessionsjson.Home) []string {
+	var out []string
+	for _, file := range []string{home.SessionsJSON(), home.CountsFile()} {
+		d, err := sessionsjson.WriteDir(file)
+		if err != nil || sameDir(d, home.SessionsDir()) || sameDir(d, home.Dir) || slices.Contains(out, d) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// sameDir reports whether a and b name the same existing directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// LeftoverTemps lists the temporary files of j that exist (regular files matching one of
+// j.Temps; nothing is followed). A pattern is looked for only where sessionctl writes its
+// temporary files (Temps): sessions/, the home, or the directory a symbolic link of the
+// home's points into now; any other is ignored.
 func LeftoverTemps(home sessionsjson.Home, j *Journal) []string {
 	var out []string
+	linked := linkedDirs(home)
 	for _, pattern := range j.Temps {
-		rel, ok := strings.CutPrefix(pattern, "sessions/")
-		if !ok || strings.ContainsAny(rel, `/\`) || !strings.HasPrefix(rel, tempPrefix) {
+		dir, base := path.Split(pattern)
+		if !strings.HasPrefix(base, tempPrefix) || !strings.HasSuffix(base, ".tmp") || strings.Contains(base, `\`) {
 			continue // a pattern sessionctl never writes
 		}
-		matches, _ := filepath.Glob(filepath.Join(home.SessionsDir(), rel))
+		switch dir = strings.TrimSuffix(dir, "/"); {
+		case dir == "sessions":
+			dir = home.SessionsDir()
+		case dir == "":
+			dir = home.Dir
+		case slices.Contains(linked, filepath.FromSlash(dir)):
+			dir = filepath.FromSlash(dir)
+		default:
+			continue // a directory sessionctl writes no temporary file in (now)
+		}
+		matches, _ := filepath.Glob(filepath.Join(dir, base))
 		for _, m := range matches {
 			if isRegular(m) {
 				out = append(out, m)
@@ -175,44 +223,58 @@ func LeftoverTemps(home sessionsjson.Home, j *Journal) []string {
 	return out
 }
 
-// OwnTemps lists the temporary files in the home's sessions/ directory that sessionctl can
-// prove its own: named .sessionctl-<journal name>-*.tmp, and the journal of that name in the
+// OwnTemps lists the temporary files beside the home's files that sessionctl can prove its
+// own: in a directory it writes them in (sessions/, the home, a symbolic link's target
+// directory), named .sessionctl-<journal name>-*.tmp, and the journal of that name in the
 // journal directory names the pattern (Temps). journal is that journal's path for each.
 func OwnTemps(home sessionsjson.Home) (temps []string, journals map[string]string) {
-	matches, _ := filepath.Glob(filepath.Join(home.SessionsDir(), tempPrefix+"*.tmp"))
 	journals = map[string]string{}
-	for _, m := range matches {
-		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), tempPrefix), ".tmp")
-		i := strings.LastIndexByte(name, '-')
-		if i < 0 || !journalName.MatchString(name[:i]) {
-			continue
+	for _, dir := range append([]string{home.SessionsDir(), home.Dir}, linkedDirs(home)...) {
+		matches, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*.tmp"))
+		for _, m := range matches {
+			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), tempPrefix), ".tmp")
+			i := strings.LastIndexByte(name, '-')
+			if i < 0 || !journalName.MatchString(name[:i]) {
+				continue
+			}
+			path := filepath.Join(home.JournalDir(), name[:i]+".json")
+			j, err := Read(path)
+			if err != nil || !slices.Contains(LeftoverTemps(home, j), m) {
+				continue // not proven sessionctl's: left alone
+			}
+			temps = append(temps, m)
+			journals[m] = path
 		}
-		path := filepath.Join(home.JournalDir(), name[:i]+".json")
-		j, err := Read(path)
-		if err != nil || !slices.Contains(LeftoverTemps(home, j), m) {
-			continue // not proven sessionctl's: left alone
-		}
-		temps = append(temps, m)
-		journals[m] = path
 	}
 	return temps, journals
 }
 
 // Settle puts right, under sessionctl's lock, what an interrupted run left in the home:
 // its journal temporary files (a journal never renamed into place, or a Finish cut short),
-// the temporary files in sessions/ it can prove its own (OwnTemps), and torn journals, which
-// are moved aside (<name>.torn beside them: kept, no longer listed as journals). Each is
-// warned of; what cannot be settled is warned of and left.
+// torn journals, which are moved aside (<name>.torn beside them: kept, no longer listed as
+// journals), then the row stores no journal names (OrphanRowStores: a prune stopped before
+// the journal naming its store was in place, or whose journal was torn) and the saved
+// backups a restore stopped before publishing (SavedTemp), and the temporary files beside
+// the home's files it can prove its own (OwnTemps). Under the lock no other sessionctl is
+// between writing any of them and the journal that names it. Each is warned of; what cannot
+// be settled is warned of and left.
 func Settle(home sessionsjson.Home, warn func(string, ...any)) {
 	dir, entries, err := journalEntries(home)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
 		if temp, _ := filepath.Match(finishTemp, e.Name()); temp && e.Type().IsRegular() {
-			p := filepath.Join(dir, e.Name())
 			if err := os.Remove(p); err != nil {
 				warn("sessionctl's temporary file %s (a journal never put in place): %v", p, err)
+			}
+		}
+		if strings.HasPrefix(e.Name(), SavedTemp) && e.IsDir() {
+			if err := os.RemoveAll(p); err != nil {
+				warn("sessionctl's temporary directory %s (a restore's copy of the files it replaces, never put in place): %v", p, err)
+			} else {
+				warn("removed %s: a restore stopped while it saved the files it replaces, before its journal; nothing in the home changed", p)
 			}
 		}
 	}
@@ -223,6 +285,7 @@ func Settle(home sessionsjson.Home, warn func(string, ...any)) {
 			warn("journal %s was torn (cut short by a crash while it was written): it names a change that never started, nothing to undo; moved aside to %s", p, aside)
 		}
 	}
+	settleRowStores(home, warn)
 	temps, journals := OwnTemps(home)
 	for _, t := range temps {
 		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -231,8 +294,12 @@ func Settle(home sessionsjson.Home, warn func(string, ...any)) {
 		}
 		warn("removed %s: sessionctl's temporary file from an interrupted write (journal %s)", t, journals[t])
 	}
-	if len(temps) > 0 {
-		_ = SyncDirs(home.SessionsDir())
+	synced := map[string]bool{}
+	for _, t := range temps {
+		if d := filepath.Dir(t); !synced[d] {
+			synced[d] = true
+			_ = SyncDirs(d)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,8 +75,16 @@ func TestTorn(t *testing.T) {
 func TestSettle(t *testing.T) {
 	h := sessionsjson.Home{Dir: t.TempDir()}
 	mustMkdirAll(t, h.SessionsDir())
+	// sessions.json a symbolic link: its rewrite's temporary file goes to the target's directory
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "real.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "real.json"), h.SessionsJSON()); err != nil {
+		t.Fatal(err)
+	}
 	proven := filepath.Join(h.JournalDir(), "20260716T093000.000000000Z-suspend.json")
-	j := &Journal{Command: "suspend", Home: h.Dir, Temps: SessionsTemps(proven)}
+	j := &Journal{Command: "suspend", Home: h.Dir, Temps: Temps(h, proven)}
 	if err := Write(proven, j); err != nil {
 		t.Fatal(err)
 	}
@@ -89,28 +98,81 @@ func TestSettle(t *testing.T) {
 	write(tornPath, "{\n  \"version\": 1,\n  \"comm")
 	journalTemp := TempPath(filepath.Join(h.JournalDir(), "20260716T093200.000000000Z-suspend.json"))
 	write(journalTemp, "{")
-	ours := filepath.Join(h.SessionsDir(), strings.Replace(TempPattern(proven), "*", "123", 1))
+	name := strings.Replace(TempPattern(proven), "*", "123", 1)
+	ours := filepath.Join(h.SessionsDir(), name)
+	oursCounts := filepath.Join(h.Dir, name)     // the counts file's (issue 31)
+	oursLinked := filepath.Join(elsewhere, name) // the symbolic link's target directory's
 	unproven := filepath.Join(h.SessionsDir(), ".sessionctl-20260716T093300.000000000Z-suspend-9.tmp")
 	runtimes := filepath.Join(h.SessionsDir(), ".sessions_abc.tmp")
-	for _, p := range []string{ours, unproven, runtimes} {
+	runtimeCounts := filepath.Join(h.Dir, ".restart_failure_counts_abc.tmp")
+	for _, p := range []string{ours, oursCounts, oursLinked, unproven, runtimes, runtimeCounts} {
 		write(p, "{}")
 	}
-	if temps, _ := OwnTemps(h); len(temps) != 1 || temps[0] != ours {
-		t.Fatalf("OwnTemps: %v, want only %s", temps, ours)
+	want := []string{ours, oursCounts, oursLinked}
+	if temps, _ := OwnTemps(h); !slices.Equal(temps, want) {
+		t.Fatalf("OwnTemps: %v, want only %v", temps, want)
 	}
 	var warned []string
 	Settle(h, func(f string, a ...any) { warned = append(warned, f) })
-	for _, gone := range []string{tornPath, journalTemp, ours} {
+	for _, gone := range []string{tornPath, journalTemp, ours, oursCounts, oursLinked} {
 		if _, err := os.Lstat(gone); err == nil {
 			t.Errorf("%s is still there", gone)
 		}
 	}
-	for _, kept := range []string{proven, strings.TrimSuffix(tornPath, ".json") + ".torn", unproven, runtimes} {
+	for _, kept := range []string{proven, strings.TrimSuffix(tornPath, ".json") + ".torn", unproven, runtimes, runtimeCounts} {
 		if _, err := os.Lstat(kept); err != nil {
 			t.Errorf("%s: %v", kept, err)
 		}
 	}
-	if len(warned) != 2 {
-		t.Errorf("warnings %q: want one for the torn journal and one for the temp file", warned)
+	if len(warned) != 4 {
+		t.Errorf("warnings %q: want one for the torn journal and one for each temp file", warned)
+	}
+}
+
+// TestSettleRowStores (issue 31, item 1): under the lock, Settle removes a row store no
+// journal names, with the SQLite rollback journal a prune killed while it wrote the store
+// leaves beside it, the store of a torn journal (moved aside: its change never started) and
+// a restore's saved copy never put in place (.tmp-backup-*); it keeps a store a journal names
+// and the journal's stash.
+func TestSettleRowStores(t *testing.T) {
+	h := sessionsjson.Home{Dir: t.TempDir()}
+	mustMkdirAll(t, h.SessionsDir())
+	named := filepath.Join(h.JournalDir(), "20260716T093000.000000000Z-prune.json")
+	if err := Write(named, &Journal{Command: "prune", Home: h.Dir, RowStore: RowStorePath(named), RowStoreOp: RowStoreDeleted}); err != nil {
+		t.Fatal(err)
+	}
+	torn := filepath.Join(h.JournalDir(), "20260716T093100.000000000Z-prune.json")
+	unnamed := RowStorePath(filepath.Join(h.JournalDir(), "20260716T093200.000000000Z-prune.json"))
+	saved := filepath.Join(h.JournalDir(), SavedTemp+"123")
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(torn, "{\n  \"version\": 3,\n  \"row_st")
+	for _, p := range []string{RowStorePath(named), RowStorePath(torn), unnamed, unnamed + "-journal"} {
+		write(p, "rows")
+	}
+	mustMkdirAll(t, filepath.Join(saved, "sessions"))
+	write(filepath.Join(saved, "state.db"), "db")
+	mustMkdirAll(t, StashDir(named))
+	if orphans, err := OrphanStashes(h, nil); err != nil || !slices.Equal(orphans, []string{saved}) {
+		t.Errorf("OrphanStashes (check's journal.orphan-stash): %v (%v), want %s", orphans, err, saved)
+	}
+	var warned []string
+	Settle(h, func(f string, a ...any) { warned = append(warned, f) })
+	for _, gone := range []string{torn, RowStorePath(torn), unnamed, unnamed + "-journal", saved} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s is still there", gone)
+		}
+	}
+	for _, kept := range []string{named, RowStorePath(named), StashDir(named), strings.TrimSuffix(torn, ".json") + ".torn"} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Errorf("%s: %v", kept, err)
+		}
+	}
+	if len(warned) != 4 {
+		t.Errorf("warnings %q: want one for the torn journal, each row store and the saved copy", warned)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,7 +64,9 @@ func Prepare(path string) (*File, error) {
 // found there (h; nil when the run stopped before it knew). It writes a temporary file beside it
 // with prometheus.WriteToTextfile (mode 0644, for node_exporter), syncs it, renames it over
 // the file and syncs the directory: the collector reads the old file or the new one, never a
-// part. A failure is a data error (exit 4) and leaves the old file.
+// part. A file inside the home takes its directory's owner when run as root
+// (sessionsjson.OwnLikeParent), as everything sessionctl creates there does. A failure is a
+// data error (exit 4) and leaves the old file.
 func (f *File) replace(dir string, run Run, h *Home) error {
 	reg, err := registry(dir, run, time.Since(f.started), h)
 	if err != nil {
@@ -73,6 +76,9 @@ func (f *File) replace(dir string, run Run, h *Home) error {
 	err = prometheus.WriteToTextfile(tmp, reg)
 	if err == nil {
 		err = sessionsjson.SyncFile(tmp)
+	}
+	if err == nil && inside(dir, f.path) { // run as root: a file inside the home is its directory's owner's
+		err = sessionsjson.OwnLikeParent(tmp)
 	}
 	if err == nil {
 		err = os.Rename(tmp, f.path)
@@ -85,4 +91,18 @@ func (f *File) replace(dir string, run Run, h *Home) error {
 		return failure.Mark(failure.Data, fmt.Errorf("metrics file %s: %w", f.path, err))
 	}
 	return nil
+}
+
+// inside reports whether path lies below the directory dir (both absolute or both relative
+// to the same directory; "" is no directory).
+func inside(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(abs, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

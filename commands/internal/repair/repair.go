@@ -83,8 +83,8 @@ type Run struct {
 	// moveWarnings holds what the moves warn of until Close passes it on (they run while
 	// the face writes).
 	moveWarnings warnings
-	// temp is the pattern of the temporary files this run writes in sessions/, named by its
-	// journal (writeJournal).
+	// temp is the pattern of the temporary files this run writes beside sessions.json and
+	// the counts file, named by its journal (writeJournal).
 	temp string
 }
 

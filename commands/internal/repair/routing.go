@@ -295,7 +295,7 @@ func (a *routingApplier) apply(ctx context.Context, counts *journal.FileImage) (
 	if counts == nil {
 		return changed, nil
 	}
-	if err := writeImage(counts.Path, counts.After); err != nil {
+	if err := writeImage(counts.Path, counts.After, a.r.tempPattern()); err != nil {
 		changed = errors.Is(err, sessionsjson.ErrNotDurable) || a.r.H.Routing.Source == home.SourceGatewayRouting || !a.restoreJSON()
 		return changed, failure.Mark(failure.Write, fmt.Errorf("%w (the routing change was not kept)", err))
 	}
@@ -506,15 +506,16 @@ func stampRowTimes(ctx context.Context, h *home.Home, images []journal.EntryImag
 	return nil
 }
 
-// writeImage writes or removes a small file atomically.
-func writeImage(path string, content *[]byte) error {
+// writeImage writes or removes a small file atomically, its temporary file named by
+// tmpPattern (the run's: journal.TempPattern).
+func writeImage(path string, content *[]byte, tmpPattern string) error {
 	if content == nil {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove %s: %w", path, err)
 		}
 		return nil
 	}
-	if err := sessionsjson.WriteFileAtomic(path, *content, ".restart_failure_counts_*.tmp"); err != nil {
+	if err := sessionsjson.WriteFileAtomic(path, *content, tmpPattern); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -532,17 +533,18 @@ func (r *Run) journalPath() string {
 }
 
 // writeJournal stores j at a new journal path and returns the path. The journal names the
-// temporary files a rewrite of sessions.json by this run creates (journal.SessionsTemps)
-// before any is: undo and the next write remove what a crash leaves of them.
+// temporary files a rewrite of sessions.json or of the counts file by this run creates
+// (journal.Temps) before any is: undo and the next write remove what a crash leaves of them.
 func (r *Run) writeJournal(j *journal.Journal) (string, error) {
 	path := r.journalPath()
-	j.Temps, r.temp = journal.SessionsTemps(path), journal.TempPattern(path)
+	j.Temps, r.temp = journal.Temps(r.H.Opts.Home, path), journal.TempPattern(path)
 	return path, journal.Write(path, j)
 }
 
-// tempPattern is the pattern of this run's temporary files in sessions/: the one its journal
-// names (writeJournal); sessionctl's name without a journal's before one is written (such a
-// file is never proven sessionctl's, so never removed).
+// tempPattern is the pattern of this run's temporary files (beside sessions.json and the
+// counts file): the one its journal names (writeJournal); sessionctl's name without a
+// journal's before one is written (such a file is never proven sessionctl's, so never
+// removed).
 func (r *Run) tempPattern() string {
 	if r.temp == "" {
 		return journal.TempPattern("unjournaled")

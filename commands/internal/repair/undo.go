@@ -38,6 +38,9 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	if err := j.CheckPaths(h.Opts.Home); err != nil {
 		return Outcome{}, failure.Mark(failure.Data, fmt.Errorf("journal %s: %w", path, err))
 	}
+	if err := checkRowStore(ctx, path, j); err != nil {
+		return Outcome{}, err
+	}
 	inv := j.Inverse()
 	duplicates := inv.SettleStashes(h.Opts.Warnf)
 	if err := pending(h, inv); err != nil {
@@ -108,6 +111,24 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))
 	}
 	return res, nil
+}
+
+// checkRowStore refuses, before anything changes, the undo of a journal whose row store
+// cannot be read whole (statedb.CheckRowStore): a data error (exit 4), never a restore that
+// stops inside its transaction.
+func checkRowStore(ctx context.Context, path string, j *journal.Journal) error {
+	if j.RowStore == "" {
+		return nil
+	}
+	err := statedb.CheckRowStore(ctx, j.RowStore)
+	if err == nil {
+		return nil
+	}
+	files := ""
+	if len(j.Files) > 0 {
+		files = "; the transcripts it moved are still in its stash " + journal.StashDir(path)
+	}
+	return failure.Mark(failure.Data, fmt.Errorf("journal %s: its row store cannot be read (%w): nothing was changed, and its rows cannot be put back from it; state.db can only get them back from a backup (`sessionctl restore`)%s", path, err, files))
 }
 
 // settleTorn is the undo of a torn journal (journal.ReadOrTorn): the change it names never
@@ -321,7 +342,7 @@ func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, e
 	if err != nil {
 		return applied, err
 	}
-	changed, err = restoreFiles(inv.Files)
+	changed, err = restoreFiles(inv.Files, r.tempPattern())
 	applied = applied || changed
 	if err != nil {
 		return applied, failure.Mark(failure.Write, err)
@@ -331,11 +352,12 @@ func restore(ctx context.Context, r *Run, inv *journal.Journal) (applied bool, e
 
 // restoreFiles gives every file its after side, then makes the moves durable and removes a
 // stash directory left empty. changed reports whether any file was written, moved or
-// replaced (an unsynced replacement included), also when it fails.
-func restoreFiles(files []journal.FileImage) (changed bool, err error) {
+// replaced (an unsynced replacement included), also when it fails. tmpPattern names the
+// temporary file of a file written (the run's).
+func restoreFiles(files []journal.FileImage, tmpPattern string) (changed bool, err error) {
 	dirs, stashes := map[string]bool{}, map[string]bool{}
 	for _, f := range files {
-		if err := restoreFile(f); err != nil {
+		if err := restoreFile(f, tmpPattern); err != nil {
 			return changed || errors.Is(err, sessionsjson.ErrNotDurable), err
 		}
 		changed = true
@@ -364,15 +386,15 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // restoreFile gives f.Path its after side: moved back from a stash, moved into one, or
-// written from the journal.
-func restoreFile(f journal.FileImage) error {
+// written from the journal (its temporary file named by tmpPattern).
+func restoreFile(f journal.FileImage, tmpPattern string) error {
 	switch {
 	case f.AfterStash != "":
 		return journal.MoveFile(f.AfterStash, f.Path)
 	case f.BeforeStash != "":
 		return journal.MoveFile(f.Path, f.BeforeStash)
 	default:
-		return writeImage(f.Path, f.After)
+		return writeImage(f.Path, f.After, tmpPattern)
 	}
 }
 

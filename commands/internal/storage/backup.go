@@ -19,6 +19,7 @@ import (
 	"github.com/sessionctl/sessionctl/commands/internal/check"
 	"github.com/sessionctl/sessionctl/commands/internal/failure"
 	"github.com/sessionctl/sessionctl/commands/internal/home"
+	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
 	"github.com/sessionctl/sessionctl/sessionsjson"
 	"github.com/sessionctl/sessionctl/statedb"
@@ -220,12 +221,13 @@ func makeParent(h sessionsjson.Home, parent string) error {
 // nil, is the connection state.db is snapshotted through. Nothing is left behind when it
 // fails.
 func writeBackup(ctx context.Context, h *home.Home, db *statedb.DB, parent, name, kind string, set []string) (string, *Manifest, error) {
-	tmp, err := os.MkdirTemp(parent, ".tmp-backup-")
+	tmp, err := os.MkdirTemp(parent, journal.SavedTemp) // in the journal directory, a restore's: Settle removes a leftover
 	if err != nil {
 		return "", nil, failure.Mark(failure.Write, fmt.Errorf("backup: %w", err))
 	}
 	m, err := fillBackup(ctx, h, db, tmp, kind, set)
 	if err == nil {
+		sessionsjson.FaultPoint(FaultBackupFilled)
 		err = writeManifest(tmp, m)
 	}
 	if err == nil { // run as root: the backup is its directory's owner's, as the home's files are

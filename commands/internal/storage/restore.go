@@ -22,6 +22,9 @@ import (
 const (
 	FaultRestoreStaged  = "restore.after-stage"   // journal written, copies staged, nothing swapped
 	FaultRestoreSwapped = "restore.after-db-swap" // state.db swapped, the other files not yet
+	// FaultBackupFilled: a backup's files copied into its temporary directory, no manifest,
+	// not published (for a restore: its copy of the files it replaces, no journal yet).
+	FaultBackupFilled = "backup.filled"
 )
 
 // stagedSuffix ends the name of a file a restore staged beside its target.

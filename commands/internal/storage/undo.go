@@ -31,7 +31,7 @@ func UndoRestore(ctx context.Context, h *home.Home, path string, j *journal.Jour
 		return repair.Outcome{}, nil, err
 	}
 	if len(findings) > 0 {
-		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("undo: the saved backup %s fails verification (%s: %s)", saved, findings[0].Subject, findings[0].Message))
+		return repair.Outcome{}, nil, failure.Mark(failure.Data, fmt.Errorf("undo: the saved backup %s fails verification (%s: %s); nothing was changed: the files the restore replaced cannot be put back from it (another backup of the home can be restored: `sessionctl restore`)", saved, findings[0].Subject, findings[0].Message))
 	}
 	h.Close() // pendingSwaps reads state.db's bytes: no connection of this process may have it open (statedb: connections)
 	actions, err := pendingSwaps(h, j, vd.Manifest)
