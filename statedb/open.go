@@ -43,6 +43,7 @@ type DB struct {
 	writable bool
 	schema   Schema
 	closed   sync.Once
+	stmts    statements
 }
 
 // OpenReadOnly opens path read-only (mode=ro) and inspects its schema. A missing file yields
@@ -206,6 +207,7 @@ func dsn(abs string, write, immutable bool) string {
 
 // Close closes the connection.
 func (db *DB) Close() error {
+	db.stmts.close()
 	err := db.sql.Close()
 	db.closed.Do(func() { connections.done(db.path) }) // once: a second Close is a no-op
 	return err

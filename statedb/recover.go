@@ -138,18 +138,18 @@ func (db *DB) RecoverGatewaySession(ctx context.Context, key, source string, pee
 	if err := db.requireSessionColumns(op, rq.columns...); err != nil {
 		return r, false, err
 	}
-	return recoverWith(ctx, db.sql, rq, "", key, source, peer)
+	return recoverWith(ctx, db, rq, "", key, source, peer)
 }
 
 // recoverWith runs the lookup rq, each query preceded by with (a WITH clause without
 // arguments; "" for none).
-func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with, key, source string, peer *Peer) (r Recovered, found bool, err error) {
+func recoverWith(ctx context.Context, db *DB, rq recoveryQueries, with, key, source string, peer *Peer) (r Recovered, found bool, err error) {
 	const op = "recover gateway session"
 	if key == "" {
 		return r, false, nil
 	}
 	var last, started any
-	err = q.QueryRowContext(ctx, with+rq.byKey, key, source).Scan(&r.ID, &r.EndReason, &last, &started, &r.HasMessages)
+	err = db.queryRow(ctx, with+rq.byKey, key, source).Scan(&r.ID, &r.EndReason, &last, &started, &r.HasMessages)
 	if err == nil {
 		r.ActiveAt = activeAt(last, started)
 		return r, true, nil
@@ -161,7 +161,7 @@ func recoverWith(ctx context.Context, q querier, rq recoveryQueries, with, key, 
 		return r, false, nil
 	}
 	query, args := rq.byPeer(peer)
-	err = q.QueryRowContext(ctx, with+query, append([]any{source}, args...)...).Scan(&r.ID, &r.EndReason, &last, &started, &r.HasMessages)
+	err = db.queryRow(ctx, with+query, append([]any{source}, args...)...).Scan(&r.ID, &r.EndReason, &last, &started, &r.HasMessages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

@@ -97,7 +97,7 @@ func (db *DB) CompressionTip(ctx context.Context, id string, rule TipRule) (stri
 
 // tipStep runs one step from cur; ok is false when there is no continuation.
 func (db *DB) tipStep(ctx context.Context, step, cur string) (next string, ok bool, err error) {
-	err = db.sql.QueryRowContext(ctx, step, cur).Scan(&next)
+	err = db.queryRow(ctx, step, cur).Scan(&next)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

@@ -424,7 +424,7 @@ func (v *View) Recover(ctx context.Context, rule sessionsjson.RecoveryRule, key,
 	if err := v.require("recover gateway session", rq.columns...); err != nil {
 		return Recovered{}, false, err
 	}
-	return recoverWith(ctx, v.db.sql, rq, v.with(), key, source, peer)
+	return recoverWith(ctx, v.db, rq, v.with(), key, source, peer)
 }
 
 // PruneCandidates lists the sessions prune_sessions(older_than_days) deletes on the view:

@@ -63,7 +63,7 @@ func (h *Home) rowsOf(ctx context.Context, entries []*sessionsjson.Entry) (map[s
 			ids = append(ids, e.SessionID)
 		}
 	}
-	err := h.DB.EachSession(ctx, statedb.SessionFilter{IDs: ids, SkipMessageCounts: true}, func(s statedb.Session) error {
+	err := h.DB.EachSessionByID(ctx, ids, func(s statedb.Session) error {
 		info := Row{Session: s}
 		if s.EndReason != nil {
 			info.EndReason = *s.EndReason
