@@ -27,15 +27,15 @@ func runCheck(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("check takes no arguments")
 	}
-	return inspect(c, "check", func(h *home.Home, failOn check.FailOn) ([]check.Finding, any, error) {
+	return inspect(c, "check", home.Inspect, func(h *home.Home, failOn check.FailOn) ([]check.Finding, any, error) {
 		findings, err := check.Run(c.Context, h, c.Bool("deep"))
 		return findings, check.NewData(findings, failOn, c.Bool("deep")), err
 	})
 }
 
-// inspect reads --fail-on, opens the home for home.Inspect, runs find over it, writes
+// inspect reads --fail-on, opens the home for purpose, runs find over it, writes
 // --metrics-file and reports the findings with find's data (check, upgrade-check).
-func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([]check.Finding, any, error)) error {
+func inspect(c *cli.Context, name string, purpose home.Purpose, find func(*home.Home, check.FailOn) ([]check.Finding, any, error)) error {
 	failOn, err := parseFailOn(c)
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func inspect(c *cli.Context, name string, find func(*home.Home, check.FailOn) ([
 	if err != nil {
 		return err
 	}
-	h, err := home.Open(c.Context, o.Options, home.Inspect)
+	h, err := home.Open(c.Context, o.Options, purpose)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,8 @@ func runUpgradeCheck(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return inspect(c, "upgrade-check", func(h *home.Home, _ check.FailOn) ([]check.Finding, any, error) {
+	// Survey: as tolerant as check, without comparing the mirror (no finding of upgrade-check's)
+	return inspect(c, "upgrade-check", home.Survey, func(h *home.Home, _ check.FailOn) ([]check.Finding, any, error) {
 		rep, findings, err := upgrade.Check(c.Context, h, to)
 		return findings, map[string]upgrade.Report{"upgrade": rep}, err
 	})
