@@ -256,3 +256,25 @@ func mustScan(t *testing.T, db *sql.DB, q string, dst any) {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
+
+// TestFTSRebuildResumesWithoutProgress: r0817's markers with the high water alone (the
+// triggers read a missing progress as -1) are resumed from -1, and the rebuild ends with the
+// fixture's index and no marker left.
+func TestFTSRebuildResumesWithoutProgress(t *testing.T) {
+	ref, got := copyDB(t, "r0817-481156139"), copyDB(t, "r0817-481156139")
+	rawRef, rawGot := rawDB(t, ref), rawDB(t, got)
+	mustExec(t, rawGot, "INSERT INTO messages_fts(messages_fts) VALUES('delete-all')")
+	mustExec(t, rawGot, "INSERT INTO messages_fts_trigram(messages_fts_trigram) VALUES('delete-all')")
+	mustExec(t, rawGot, "INSERT INTO state_meta (key, value) SELECT 'fts_rebuild_high_water', MAX(id) FROM messages")
+	db := openWrite(t, got)
+	for _, x := range rebuildInSteps(t, db, 7, -1, nil, nil) {
+		if g, w := ftsImage(t, rawGot, x.Table), ftsImage(t, rawRef, x.Table); g != w || x.OutOfStep() {
+			t.Errorf("%s: %+v, differs from the fixture's: %v", x.Table, x, g != w)
+		}
+	}
+	for _, k := range []string{ftsHighWaterKey, ftsProgressKey} {
+		if _, ok, _ := db.Meta(context.Background(), k); ok {
+			t.Errorf("%s left set", k)
+		}
+	}
+}

@@ -149,7 +149,7 @@ func (db *DB) PlanFTSRebuild(ctx context.Context, indexes []FTSIndex) (*FTSRebui
 		if hwOK { // a deferred rebuild under way: resumed from its progress
 			b.started, b.high, b.next = true, hw, p
 			if !pOK {
-				b.next = hw
+				b.next = -1 // the triggers' COALESCE(…, -1)
 			}
 			return b, nil
 		}
@@ -259,18 +259,22 @@ func (b *FTSRebuild) start(ctx context.Context, tx *sql.Tx) error {
 // fill indexes the ids (next, next+ids] (up to the high water), and ends the rebuild with the
 // last of them.
 func (b *FTSRebuild) fill(ctx context.Context, tx *sql.Tx, ids int64) error {
-	if b.gated { // the claim: the progress as it is under the lock (another process may have moved it)
-		var v sql.NullString
-		err := tx.QueryRowContext(ctx, "SELECT value FROM state_meta WHERE key = ?", ftsProgressKey).Scan(&v)
-		if errors.Is(err, sql.ErrNoRows) {
-			b.next = b.high // finished (or cleared) by another process
-			return nil
-		}
+	if b.gated { // the claim: the markers as they are under the lock (another process may have moved them)
+		var hw, p sql.NullString
+		err := tx.QueryRowContext(ctx, "SELECT (SELECT value FROM state_meta WHERE key = ?), (SELECT value FROM state_meta WHERE key = ?)",
+			ftsHighWaterKey, ftsProgressKey).Scan(&hw, &p)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", ftsProgressKey, err)
 		}
-		if _, err := fmt.Sscan(strings.TrimSpace(v.String), &b.next); err != nil {
-			return fmt.Errorf("state_meta %s = %q is not an integer: %w", ftsProgressKey, v.String, ErrUnsupportedSchema)
+		if !hw.Valid { // finished (or cleared) by another process
+			b.next = b.high
+			return nil
+		}
+		b.next = -1 // no progress: the triggers' COALESCE(…, -1)
+		if p.Valid {
+			if _, err := fmt.Sscan(strings.TrimSpace(p.String), &b.next); err != nil {
+				return fmt.Errorf("state_meta %s = %q is not an integer: %w", ftsProgressKey, p.String, ErrUnsupportedSchema)
+			}
 		}
 	}
 	upper := min(b.next+ids, b.high)
@@ -294,7 +298,8 @@ func (b *FTSRebuild) fill(ctx context.Context, tx *sql.Tx, ids int64) error {
 		return nil
 	}
 	if upper < b.high {
-		_, err := tx.ExecContext(ctx, "UPDATE state_meta SET value = ? WHERE key = ?", fmt.Sprint(upper), ftsProgressKey)
+		_, err := tx.ExecContext(ctx, "INSERT INTO state_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+			ftsProgressKey, fmt.Sprint(upper))
 		return err
 	}
 	for i, x := range b.Indexes { // the end: the boundary swept, the markers cleared
