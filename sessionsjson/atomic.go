@@ -37,13 +37,39 @@ func WriteFileAtomicFrom(path, tmpPattern string, write func(io.Writer) error) e
 // is (the temp file removed) and is returned. A writer that replaces the target without a
 // lock can be told from this one no later than that.
 func WriteFileAtomicIf(path, tmpPattern string, write func(io.Writer) error, ok func() error) error {
-	return writeFileAtomic(path, tmpPattern, func(w io.Writer) error {
+	p, err := PrepareAtomic(path, tmpPattern, write)
+	if err != nil {
+		return err
+	}
+	return p.Commit(ok)
+}
+
+func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error) error {
+	p, err := prepareAtomic(path, tmpPattern, write)
+	if err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// PendingWrite is an atomic replacement prepared and not yet made: its temp file written,
+// synced and closed (PrepareAtomic). Commit renames it over the target; Discard removes it.
+// A write that must happen inside a lock held by others (state.db's write lock) prepares the
+// file before taking it, so that the lock is held for the rename and the directory's sync only.
+type PendingWrite struct {
+	target, tmp string
+}
+
+// PrepareAtomic writes and syncs the temp file of WriteFileAtomicIf's replacement of path
+// (content written by write, through a buffer) without renaming it.
+func PrepareAtomic(path, tmpPattern string, write func(io.Writer) error) (*PendingWrite, error) {
+	return prepareAtomic(path, tmpPattern, func(w io.Writer) error {
 		buf := bufio.NewWriterSize(w, 1<<20)
 		if err := write(buf); err != nil {
 			return err
 		}
 		return buf.Flush()
-	}, ok)
+	})
 }
 
 // WriteDir is the directory WriteFileAtomic writes path's temporary file in: that of path
@@ -56,35 +82,45 @@ func WriteDir(path string) (string, error) {
 	return filepath.Dir(target), nil
 }
 
-func writeFileAtomic(path, tmpPattern string, write func(io.Writer) error, ok ...func() error) error {
+func prepareAtomic(path, tmpPattern string, write func(io.Writer) error) (*PendingWrite, error) {
 	target, err := realPath(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(target), tmpPattern)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", target, err)
+		return nil, fmt.Errorf("write %s: %w", target, err)
 	}
 	if err := fillTemp(tmp, target, write); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", target, err)
+		return nil, fmt.Errorf("write %s: %w", target, err)
 	}
 	FaultPoint(FaultAfterTempSync)
+	return &PendingWrite{target: target, tmp: tmp.Name()}, nil
+}
+
+// Discard removes the prepared temp file (nothing is changed).
+func (p *PendingWrite) Discard() { os.Remove(p.tmp) }
+
+// Commit runs the checks ok (the first error removes the temp file, leaves the target as it
+// is and is returned), renames the temp file over the target and syncs its directory: as
+// WriteFileAtomic's end, ErrNotDurable when only that sync failed. A PendingWrite commits once.
+func (p *PendingWrite) Commit(ok ...func() error) error {
 	for _, check := range ok {
 		if check == nil {
 			continue
 		}
 		if err := check(); err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("write %s: %w", target, err)
+			p.Discard()
+			return fmt.Errorf("write %s: %w", p.target, err)
 		}
 	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", target, err)
+	if err := os.Rename(p.tmp, p.target); err != nil {
+		p.Discard()
+		return fmt.Errorf("write %s: %w", p.target, err)
 	}
 	FaultPoint(FaultAfterRename)
-	err = SyncDir(filepath.Dir(target))
+	err := SyncDir(filepath.Dir(p.target))
 	if err == nil {
 		err = FaultError(FaultAfterRename)
 	}

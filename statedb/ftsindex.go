@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"regexp"
 )
 
@@ -22,10 +21,11 @@ type FTSIndex struct {
 	Source string `json:"source"` // the table or view whose rows it indexes
 	// External: an external-content table (content=…), which FTS5's 'rebuild' refills from
 	// its source; else an inline table, refilled by DELETE and INSERT … SELECT from messages.
-	External bool  `json:"external"`
-	Docs     int64 `json:"docs"`    // documents in the index (rows of <table>_docsize)
-	Missing  int64 `json:"missing"` // source rows the index lacks
-	Extra    int64 `json:"extra"`   // documents whose source row is gone
+	External bool   `json:"external"`
+	Docs     int64  `json:"docs"`    // documents in the index (rows of <table>_docsize)
+	Missing  int64  `json:"missing"` // source rows the index lacks
+	Extra    int64  `json:"extra"`   // documents whose source row is gone
+	key      string // the source's column that is the documents' rowid
 }
 
 // OutOfStep reports whether the index's documents differ from its source's rows.
@@ -64,13 +64,14 @@ func (db *DB) ftsIndex(ctx context.Context, table string) (FTSIndex, bool, error
 	if err != nil {
 		return FTSIndex{}, false, err
 	}
-	x := FTSIndex{Table: table, Source: "messages"}
+	x := FTSIndex{Table: table, Source: "messages", key: "id"}
 	rowid := "id"
 	if m := ftsContent.FindStringSubmatch(ddl); m != nil && m[1] != "" {
 		x.Source, x.External, rowid = m[1], true, "rowid"
 		if r := ftsContentRowid.FindStringSubmatch(ddl); r != nil {
 			rowid = r[1]
 		}
+		x.key = rowid
 	}
 	src, docs, key := quoteIdent(x.Source), quoteIdent(table+"_docsize"), quoteIdent(rowid)
 	err = db.sql.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM `+docs+`),
@@ -80,59 +81,8 @@ func (db *DB) ftsIndex(ctx context.Context, table string) (FTSIndex, bool, error
 	return x, true, err
 }
 
-// inlineFill is what the inline layout indexes of a message: content, tool_name and
-// tool_calls joined by spaces — the v11 rewrite's fill (8d76d69d4), the trigger repair's
+// inlineFill is what the inline layout indexes of a message (an expression on its row):
+// content, tool_name and tool_calls joined by spaces — the v11 rewrite's fill (8d76d69d4), the trigger repair's
 // _rebuild_fts_indexes (355af2c20) and r0817's _rebuild_legacy_fts_indexes (481156139) all
 // refill the index with it.
-const inlineFill = `SELECT id, COALESCE(content, '') || ' ' || COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls, '') FROM messages`
-
-// RebuildFTS refills the indexes in one write transaction with the rebuild of their layout:
-// an external-content index by FTS5's 'rebuild' command, which reads its content source (r0418's
-// layout, and r0817's _rebuild_fts_indexes / rebuild_fts, 1527a81b5, 481156139); an inline
-// index by DELETE and the INSERT … SELECT of inlineFill. beforeCommit runs inside the
-// transaction, before the commit (the journal); no row of messages or any other table is
-// touched. It returns the indexes as they are after the rebuild.
-func (db *DB) RebuildFTS(ctx context.Context, indexes []FTSIndex, beforeCommit CommitHook) ([]FTSIndex, TxStats, error) {
-	const op = "rebuild FTS"
-	if err := db.requireWrite(op); err != nil {
-		return nil, TxStats{}, err
-	}
-	for _, x := range indexes {
-		if !x.External && !(db.schema.MessageColumns["tool_name"] && db.schema.MessageColumns["tool_calls"]) {
-			return nil, TxStats{}, fmt.Errorf("%s: %s is inline but messages lacks tool_name or tool_calls: %w", op, x.Table, ErrUnsupportedSchema)
-		}
-	}
-	stats, err := db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
-		for _, x := range indexes {
-			if err := rebuildIndex(ctx, tx, x); err != nil {
-				return err
-			}
-		}
-		return beforeCommit.run(nil)
-	})
-	if err != nil {
-		return nil, stats, fmt.Errorf("%s: %w", op, err)
-	}
-	// Committed: the indexes are measured even when the run is being stopped (a signal), and
-	// a failure to measure them is not a rollback.
-	after, err := db.FTSIndexes(context.WithoutCancel(ctx))
-	if err != nil {
-		return nil, stats, fmt.Errorf("%s: committed, then reading the indexes failed: %w: %w", op, err, ErrCommitted)
-	}
-	return after, stats, nil
-}
-
-// rebuildIndex refills one index inside tx.
-func rebuildIndex(ctx context.Context, tx *sql.Tx, x FTSIndex) error {
-	t := quoteIdent(x.Table)
-	stmts := []string{"INSERT INTO " + t + "(" + t + ") VALUES('rebuild')"}
-	if !x.External {
-		stmts = []string{"DELETE FROM " + t, "INSERT INTO " + t + "(rowid, content) " + inlineFill}
-	}
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("%s: %w", x.Table, err)
-		}
-	}
-	return nil
-}
+const inlineFill = `COALESCE(content, '') || ' ' || COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls, '')`

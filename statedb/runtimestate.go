@@ -20,6 +20,10 @@ type FTSState struct {
 	// RebuildInterrupted: fts_rebuild_high_water is set or fts_v22_trash_* tables exist — an
 	// optimize-storage run stopped part-way.
 	RebuildInterrupted bool
+	// Trash: fts_v22_trash_* tables exist — the v23 conversion stopped before its teardown,
+	// which only the runtime's optimize-storage finishes (a deferred rebuild's markers alone
+	// are resumed by `fts rebuild`).
+	Trash bool
 }
 
 // FTS reads the file's FTS state (all false before r0817: none of the keys exist).
@@ -42,7 +46,7 @@ func (db *DB) FTS(ctx context.Context) (FTSState, error) {
 	}
 	for name := range db.schema.Tables {
 		if strings.HasPrefix(name, "fts_v22_trash_") {
-			s.RebuildInterrupted = true
+			s.RebuildInterrupted, s.Trash = true, true
 		}
 	}
 	return s, nil

@@ -85,6 +85,20 @@ func (s *sizer) size(among []string) int {
 	return n
 }
 
+// take returns how many of remaining units of one cost each (an FTS rebuild's message ids) the
+// next batch takes, as size does for candidates: at least one.
+func (s *sizer) take(remaining int64) int64 {
+	n := remaining
+	if s.fixed > 0 {
+		n = min(n, int64(s.fixed))
+	} else {
+		n = max(min(n, int64(s.budget())), 1)
+		s.units = float64(n)
+	}
+	s.largest = max(s.largest, int(min(n, 1<<31-1)))
+	return n
+}
+
 // budget is the cost units the next batch may take.
 func (s *sizer) budget() float64 {
 	target := float64(s.target)

@@ -332,12 +332,28 @@ func (a *routingApplier) spliced(planned []plannedEntry) (*sessionsjson.Document
 // replaced (a failure to sync its directory comes after that). Writing the same doc again
 // writes the same bytes.
 func (a *routingApplier) writeJSON(doc *sessionsjson.Document) (changed bool, err error) {
+	p, err := a.prepareJSON(doc)
+	if err != nil {
+		return false, fmt.Errorf("write sessions.json: %w", err)
+	}
+	return a.commitJSON(p)
+}
+
+// prepareJSON writes and syncs the temp file of sessions.json's replacement by doc.
+func (a *routingApplier) prepareJSON(doc *sessionsjson.Document) (*sessionsjson.PendingWrite, error) {
+	h := a.r.H
+	return sessionsjson.PrepareAtomic(h.Opts.Home.SessionsJSON(), a.r.tempPattern(), func(w io.Writer) error {
+		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
+	})
+}
+
+// commitJSON renames a prepared replacement over sessions.json, unless another writer
+// replaced the file since it was read (then its file is kept); as writeJSON's end.
+func (a *routingApplier) commitJSON(p *sessionsjson.PendingWrite) (changed bool, err error) {
 	h := a.r.H
 	path := h.Opts.Home.SessionsJSON()
-	err = sessionsjson.WriteFileAtomicIf(path, a.r.tempPattern(), func(w io.Writer) error {
-		return doc.EncodeTo(w, h.Mirror.ASCIIOnly)
-	}, func() error { return h.Mirror.Unchanged(path) }) // just before the rename: another writer's file is kept
-	h.Mirror.Read, _ = os.Stat(h.Opts.Home.SessionsJSON()) // the file as this run left it
+	err = p.Commit(func() error { return h.Mirror.Unchanged(path) }) // just before the rename: another writer's file is kept
+	h.Mirror.Read, _ = os.Stat(h.Opts.Home.SessionsJSON())           // the file as this run left it
 	if err != nil {
 		return errors.Is(err, sessionsjson.ErrNotDurable), fmt.Errorf("write sessions.json: %w", err)
 	}
@@ -391,6 +407,12 @@ func sameBytes(path string, want []byte) bool {
 // earlier attempt may have replaced the mirror: the mirror is spliced once, before the first
 // attempt, so that every attempt writes the same bytes, and once any attempt replaced it the
 // mirror counts as written whatever a later attempt does, so that a failure restores it.
+//
+// The mirror's temp file is written and synced before BEGIN IMMEDIATE (issue 30 item 5: the
+// encoding and fsync of a 20,000-entry file held state.db's write lock for most of a second);
+// inside the transaction only the rows change and the file is renamed. A retried attempt
+// writes its own temp file, inside. A kill before the transaction leaves that temp file,
+// named in the journal's temp pattern, for the next write to settle.
 func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) {
 	h := a.r.H
 	mirror, err := a.spliced(a.mirror)
@@ -402,6 +424,17 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 		return false, fmt.Errorf("open state.db for writing: %w", err)
 	}
 	defer db.Close()
+	var pending *sessionsjson.PendingWrite
+	if mirror != nil {
+		if pending, err = a.prepareJSON(mirror); err != nil {
+			return false, fmt.Errorf("write sessions.json: %w", err)
+		}
+		defer func() {
+			if pending != nil {
+				pending.Discard()
+			}
+		}()
+	}
 	updates, times, removed := a.routingRows()
 	mirrorWritten := false
 	_, err = db.WithImmediateTx(ctx, func(tx *sql.Tx) error {
@@ -417,7 +450,13 @@ func (a *routingApplier) applyDB(ctx context.Context) (changed bool, err error) 
 		if mirror == nil {
 			return nil
 		}
-		written, err := a.writeJSON(mirror)
+		var written bool
+		if p := pending; p != nil {
+			pending = nil
+			written, err = a.commitJSON(p)
+		} else {
+			written, err = a.writeJSON(mirror)
+		}
 		mirrorWritten = mirrorWritten || written
 		return err
 	})
