@@ -61,8 +61,11 @@ func openHeals(ctx context.Context, h *home.Home) ([]Finding, error) {
 	for _, key := range fts.Stale {
 		out = append(out, Finding{DBFTSStale, Warn, key, "the full-text triggers are detached and search misses newer messages until the runtime's next open rebuilds the index; sessionctl never touches FTS tables (start the gateway once)"})
 	}
-	if fts.RebuildInterrupted {
-		out = append(out, Finding{DBFTSRebuildInterrupted, Warn, "state.db", "an optimize-storage run stopped part-way (fts_rebuild_high_water or fts_v22_trash_* tables): run `hermes sessions optimize-storage` again with the gateway stopped"})
+	switch {
+	case fts.Trash:
+		out = append(out, Finding{DBFTSRebuildInterrupted, Warn, "state.db", "an optimize-storage run stopped part-way (fts_v22_trash_* tables): run `hermes sessions optimize-storage` again with the gateway stopped"})
+	case fts.RebuildInterrupted:
+		out = append(out, Finding{DBFTSRebuildInterrupted, Warn, "state.db", "a full-text rebuild stopped part-way (fts_rebuild_high_water set: search misses what it has not refilled): `sessionctl fts rebuild --apply` resumes it from its recorded progress, or run `hermes sessions optimize-storage` again with the gateway stopped"})
 	}
 	return out, nil
 }
