@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"github.com/sessionctl/sessionctl/commands/internal/home"
 	"github.com/sessionctl/sessionctl/commands/internal/journal"
 	"github.com/sessionctl/sessionctl/commands/internal/journalset"
 	"github.com/sessionctl/sessionctl/commands/internal/repair"
@@ -51,7 +50,7 @@ func runUndo(c *cli.Context) error {
 	if j.Swap != nil { // a restore's journal: swap the saved files back
 		return runUndoRestore(c, o, path, j)
 	}
-	r, err := startRun(c, o, home.Restore) // keeps the mirror: undo compares and restores its entries
+	r, err := startRun(c, o, repair.UndoPurpose(c.Context, j))
 	if err != nil {
 		return err
 	}

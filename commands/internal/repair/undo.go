@@ -74,6 +74,8 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 			return Outcome{}, err
 		}
 	}
+	// from here on the home is r.H: the lock reads it again, and a variable still naming
+	// the one read before would keep both in memory (190 MB on a 20,000-entry home; issue 30)
 	if fresh, err := r.lock(ctx); err != nil {
 		return Outcome{}, err
 	} else if fresh { // check again under the lock, on what the home holds now
@@ -81,14 +83,14 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 	}
 	for _, d := range duplicates { // a move across filesystems left its copy here: the file is in place
 		if err := os.Remove(d); err != nil {
-			h.Opts.Warnf("%v", err)
+			r.H.Opts.Warnf("%v", err)
 		}
 	}
 	if len(res.Changes) == 0 {
 		return finishUndoers(ctx, r, path, j, res)
 	}
-	inv.Command, inv.Home, inv.Undoes, inv.Pending = h.Opts.Command, h.Opts.Home.Dir, absPath(path), true
-	if err := stampRowTimes(ctx, h, inv.Routing, false); err != nil {
+	inv.Command, inv.Home, inv.Undoes, inv.Pending = r.H.Opts.Command, r.H.Opts.Home.Dir, absPath(path), true
+	if err := stampRowTimes(ctx, r.H, inv.Routing, false); err != nil {
 		return Outcome{}, err
 	}
 	undoPath, err := r.writeJournal(inv)
@@ -108,7 +110,7 @@ func Undo(ctx context.Context, r *Run, path string, j *journal.Journal) (Outcome
 		return res, &Incomplete{Outcome: res, Err: fmt.Errorf("%w (finish it with `sessionctl undo %s --apply`)", err, absPath(path))}
 	}
 	if err := journal.Finish(undoPath, inv); err != nil {
-		h.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))
+		r.H.Opts.Warnf("the undo is complete, but its journal still reads as stopped part-way (%v): the next undo of %s finds nothing to change and settles it", err, absPath(path))
 	}
 	return res, nil
 }
@@ -181,6 +183,20 @@ func writesRouting(ctx context.Context, inv *journal.Journal) (bool, error) {
 		return false, failure.Mark(failure.Data, err)
 	}
 	return holds, nil
+}
+
+// UndoPurpose is what undo opens the home for to undo j: Restore (the routing index, and the
+// decoded mirror it compares and restores entries of) when j writes routing or cannot be
+// read whole, else Database: a journal of state.db rows and files needs neither, and reading a
+// 20,000-entry index for one held 113–190 MB (issue 30).
+func UndoPurpose(ctx context.Context, j *journal.Journal) home.Purpose {
+	if j.Torn {
+		return home.Restore
+	}
+	if routing, err := writesRouting(ctx, j.Inverse()); err != nil || routing {
+		return home.Restore // a row store that cannot be read: Undo says so
+	}
+	return home.Database
 }
 
 // absPath is path made absolute (as given when that fails): how an undo journal names the
