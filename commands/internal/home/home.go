@@ -461,6 +461,8 @@ func (h *Home) settleRules(data []byte) {
 	h.Rules = sessionsjson.RulesFor(h.Gen)
 }
 
+// loadRouting loads the routing index once the mirror is read: the decoded mirror's
+// entries, or on a db-primary home the rows of its scope (routingOf).
 func (h *Home) loadRouting(ctx context.Context, purpose Purpose) error {
 	if h.DB == nil || !h.Schema.HasGatewayRouting {
 		if h.Mirror.Doc != nil {

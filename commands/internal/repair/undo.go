@@ -193,7 +193,7 @@ func UndoPurpose(ctx context.Context, j *journal.Journal) home.Purpose {
 	if j.Torn {
 		return home.Restore
 	}
-	if routing, err := writesRouting(ctx, j.Inverse()); err != nil || routing {
+	if routing, err := writesRouting(ctx, j); err != nil || routing { // the same stores as its inverse
 		return home.Restore // a row store that cannot be read: Undo says so
 	}
 	return home.Database
